@@ -1,0 +1,46 @@
+import type { Db } from 'mongodb';
+import type { Client } from '@temporalio/client';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Logger } from 'pino';
+import type { ParameterizedContext } from 'koa';
+import type { Config } from '../shared/config';
+import type { Area } from '../shared/errors/catalog';
+import type { Principal, Tenancy } from '../shared/auth/tenancy';
+import type { TenantDb } from '../shared/db/tenant-db';
+
+/** What the API process is built from; tests build the same app over the same kinds of things. */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  tenancy: Tenancy;
+  temporal: Client;
+  s3: S3Client;
+  log: Logger;
+}
+
+export interface AppState {
+  requestId: string;
+  area: Area;
+  /** Set by the auth middleware on every authenticated route. */
+  principal?: Principal;
+  tenantDb?: TenantDb;
+  /** The matched route's path template, for the request log. */
+  route?: string;
+  /** The query string after validation and coercion, when the route declares a query schema. */
+  query?: Record<string, unknown>;
+}
+
+export type AppContext = ParameterizedContext<AppState> & {
+  params: Record<string, string>;
+  deps: AppDeps;
+  /** The OpenAPI document, assembled once from the route declarations. */
+  openapi: Record<string, unknown>;
+  request: { body?: unknown };
+};
+
+/** The authenticated parts of the state; handlers of authenticated routes use this. */
+export function tenantOf(ctx: AppContext): { principal: Principal; tenantDb: TenantDb } {
+  const { principal, tenantDb } = ctx.state;
+  if (!principal || !tenantDb) throw new Error('Route handler reached without authentication');
+  return { principal, tenantDb };
+}

@@ -1,0 +1,57 @@
+import type { Next } from 'koa';
+import type { AppContext } from '../context';
+import { AppError, errors, isAppError, type Area } from '../../shared/errors/catalog';
+
+/** Which envelope and codes a path gets. `/v1` is the same API under the spec's versioned base. */
+export function areaOf(path: string): Area {
+  const first = path.replace(/^\/v1(?=\/|$)/, '').split('/')[1] ?? '';
+  if (first === 'orders') return 'orders';
+  if (first === 'products') return 'products';
+  if (first === 'inventory') return 'inventory';
+  if (first === 'locations') return 'locations';
+  return 'other';
+}
+
+/** Errors raised by the body parser (co-body / raw-body) carry `type` and `status`. */
+function fromParserError(err: unknown, limit: number): AppError | null {
+  const e = err as { type?: string; status?: number } | null;
+  if (!e || typeof e !== 'object') return null;
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return errors.invalidJson();
+    case 'entity.too.large':
+      return errors.payloadTooLarge(limit);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return errors.unsupportedMediaType('unsupported charset');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return errors.invalidInput('Request body is incomplete');
+    default:
+      return null;
+  }
+}
+
+export function render(ctx: AppContext, err: AppError): void {
+  const code = err.codeFor(ctx.state.area);
+  ctx.status = err.status;
+  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+  ctx.body = ctx.state.area === 'orders' ? { error: { code, message: err.message } } : { code, message: err.message, ...err.extra };
+}
+
+/** First middleware: every failure leaves as the area's error envelope; unknown failures are 500s and logged. */
+export function errorHandler() {
+  return async (ctx: AppContext, next: Next) => {
+    ctx.state.area = areaOf(ctx.path);
+    try {
+      await next();
+      if (ctx.body === undefined && ctx.status === 404) throw errors.routeNotFound(ctx.method, ctx.path);
+      if (ctx.body === undefined && ctx.status === 405) throw errors.methodNotAllowed(ctx.method, ctx.path, ctx.response.get('Allow'));
+    } catch (err) {
+      const known = isAppError(err) ? err : fromParserError(err, ctx.deps.config.bodyLimitBytes);
+      if (known) return render(ctx, known);
+      ctx.deps.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
+      render(ctx, errors.internal());
+    }
+  };
+}

@@ -1,0 +1,5 @@
+import type { RouteSpec } from './route';
+import { systemRoutes } from './system/routes';
+
+/** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
+export const allRoutes: RouteSpec[] = [...systemRoutes];

@@ -1,0 +1,45 @@
+import pino from 'pino';
+import { createApp } from './app';
+import { loadConfig } from '../shared/config';
+import { connectMongo, ensureIndexes } from '../shared/db/mongo';
+import { Tenancy } from '../shared/auth/tenancy';
+import { createS3Client } from '../shared/s3/client';
+import { connectTemporal } from '../shared/temporal/connect';
+
+/** The API process: one MongoDB pool and one Temporal client, shut down cleanly on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel, base: { role: 'api' } });
+  const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
+  await ensureIndexes(mongo.db);
+  const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
+  const s3 = createS3Client(config.s3);
+  const tenancy = new Tenancy(mongo.db);
+  const app = createApp({ config, db: mongo.db, tenancy, temporal, s3, log });
+
+  const server = app.listen(config.port, config.host, () => {
+    log.info({ url: `http://${config.host}:${config.port}` }, 'api listening');
+  });
+  const sweep = setInterval(() => tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed')), 10 * 60_000);
+  sweep.unref();
+
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'api stopping');
+    clearInterval(sweep);
+    server.close(async () => {
+      await temporal.connection.close();
+      await mongo.client.close();
+      s3.destroy();
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,92 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseScopes } from '../shared/auth/scopes';
+import { Tenancy } from '../shared/auth/tenancy';
+import { connectMongo, ensureIndexes } from '../shared/db/mongo';
+
+const USAGE = `npm run admin -- <command>
+
+  tenant create --name <name> [--tax-rate <0..1>]
+  tenant list
+  tenant suspend <tenantId>
+  tenant resume <tenantId>
+  key issue --tenant <tenantId> --scopes <scope,scope|all> [--name <label>]
+  key list --tenant <tenantId>
+  key revoke <keyId>
+
+Connects to MONGODB_URI (MONGODB_DB, default backoffice); without it, to the stack that
+\`npm start\` is running. Prints JSON. An issued key is printed once and never stored.`;
+
+function mongoTarget(): { uri: string; db: string } {
+  if (process.env.MONGODB_URI) return { uri: process.env.MONGODB_URI, db: process.env.MONGODB_DB ?? 'backoffice' };
+  const file = join(resolve(__dirname, '..'), '.data', 'stack.json');
+  if (existsSync(file)) {
+    const { env } = JSON.parse(readFileSync(file, 'utf8')) as { env: Record<string, string> };
+    return { uri: env.MONGODB_URI, db: env.MONGODB_DB };
+  }
+  throw new Error('No database: set MONGODB_URI, or start the service with `npm start` first.');
+}
+
+class UsageError extends Error {}
+
+async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, 'tax-rate': { type: 'string' }, tenant: { type: 'string' }, scopes: { type: 'string' } },
+  });
+  const [noun, verb, id] = positionals;
+  const need = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined || value === '') throw new UsageError(`Missing ${what}`);
+    return value;
+  };
+  const found = <T>(value: T | null, what: string): T => {
+    if (!value) throw new UsageError(`No ${what}`);
+    return value;
+  };
+  switch (`${noun} ${verb}`) {
+    case 'tenant create': {
+      const taxRate = values['tax-rate'] === undefined ? 0 : Number(values['tax-rate']);
+      if (!(taxRate >= 0 && taxRate <= 1)) throw new UsageError('--tax-rate must be a number from 0 to 1');
+      return tenancy.createTenant(need(values.name, '--name'), { taxRate });
+    }
+    case 'tenant list':
+      return tenancy.listTenants();
+    case 'tenant suspend':
+      return found(await tenancy.setTenantStatus(need(id, 'tenant id'), 'suspended'), `tenant ${id}`);
+    case 'tenant resume':
+      return found(await tenancy.setTenantStatus(need(id, 'tenant id'), 'active'), `tenant ${id}`);
+    case 'key issue':
+      return tenancy.issueKey(need(values.tenant, '--tenant'), parseScopes(need(values.scopes, '--scopes')), values.name);
+    case 'key list':
+      return tenancy.listKeys(need(values.tenant, '--tenant'));
+    case 'key revoke':
+      return found(await tenancy.revokeKey(need(id, 'key id')), `key ${id}`);
+    default:
+      throw new UsageError(noun ? `Unknown command: ${positionals.join(' ')}` : 'No command given');
+  }
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.length === 0 || argv[0] === 'help' || argv.includes('--help')) {
+    console.log(USAGE);
+    return;
+  }
+  const target = mongoTarget();
+  const mongo = await connectMongo(target.uri, target.db);
+  try {
+    await ensureIndexes(mongo.db);
+    const result = await run(new Tenancy(mongo.db), argv);
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    await mongo.client.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(`error: ${err instanceof Error ? err.message : err}`);
+  if (err instanceof UsageError) console.error(`\n${USAGE}`);
+  process.exit(err instanceof UsageError ? 2 : 1);
+});

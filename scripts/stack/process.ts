@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+
+/** A child process of the stack, with its output in `<logDir>/<name>.log`. */
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  logFile: string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export function startProcess(name: string, command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; logDir: string }): Proc {
+  mkdirSync(opts.logDir, { recursive: true });
+  const logFile = join(opts.logDir, `${name}.log`);
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', (err) => {
+      out.write(`failed to start: ${err.message}\n`);
+      resolve(-1);
+    });
+  });
+  const stop = async (graceMs = 10_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { name, child, logFile, stop, exited };
+}
+
+/** A port that was free a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.setTimeout(500);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+    socket.connect(port, host);
+  });
+}
+
+/**
+ * Polls `check` until it returns true; fails early with the process's log tail when the process
+ * exits, and after `timeoutMs` otherwise.
+ */
+export async function waitFor(what: string, check: () => Promise<boolean>, opts: { timeoutMs?: number; proc?: Proc } = {}): Promise<void> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  let exited = false;
+  opts.proc?.exited.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`${what} exited during start-up; see ${opts.proc?.logFile}`);
+    try {
+      if (await check()) return;
+    } catch {
+      // not ready yet
+    }
+    if (Date.now() > deadline) throw new Error(`${what} not ready after ${opts.timeoutMs ?? 60_000} ms${opts.proc ? `; see ${opts.proc.logFile}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  return res.ok;
+}

@@ -1,0 +1,88 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/**
+ * The embedded servers, each built once from a pinned Go module into a cache directory outside
+ * the checkout (so a CI clone on the same machine reuses it) and skipped when already built.
+ *
+ * Pins differ from a plain `go install module@version` in two places, for reasons of the module
+ * proxy this project is built with:
+ * - FerretDB: the proxy refuses the module's version list, which `go install …@v1.24.2` needs, and
+ *   upstream's cmd/ferretdb panics when built outside its repository (no version.txt). We build a
+ *   small main of ours over FerretDB's embeddable package (scripts/servers/ferretdb, go.sum pinned).
+ * - MinIO: the commit of RELEASE.2025-10-15T17-29-55Z is not served; the proxy serves one newer
+ *   commit (2026-02-12, 7aac2a2c5b7c), which we pin instead.
+ */
+export interface ServerBuild {
+  name: 'temporal' | 'ferretdb' | 'minio';
+  version: string;
+  binary: string;
+  /** `go install <target>` run in `dir` (the repo root unless a module of ours is used). */
+  target: string;
+  dir?: string;
+}
+
+const ROOT = resolve(__dirname, '..', '..');
+
+export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
+  temporal: { name: 'temporal', version: 'v1.5.1', binary: 'temporal', target: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' },
+  ferretdb: { name: 'ferretdb', version: 'v1.24.2', binary: 'ferretdb', target: '.', dir: join(ROOT, 'scripts', 'servers', 'ferretdb') },
+  minio: {
+    name: 'minio',
+    version: 'v0.0.0-20260212201848-7aac2a2c5b7c',
+    binary: 'minio',
+    target: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c',
+  },
+};
+
+export function toolsDir(): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'backoffice', 'tools');
+}
+
+export function binaryPath(server: ServerBuild): string {
+  return join(toolsDir(), `${server.name}-${server.version}`, server.binary);
+}
+
+function findGo(): string | null {
+  for (const candidate of ['go', '/usr/local/go/bin/go']) {
+    const res = spawnSync(candidate, ['version'], { encoding: 'utf8' });
+    if (res.status === 0) return candidate;
+  }
+  return null;
+}
+
+/** Builds the server if its binary is missing; returns the binary's path. */
+export function ensureServerBuilt(server: ServerBuild, log: (line: string) => void = console.log): string {
+  const target = binaryPath(server);
+  if (existsSync(target)) return target;
+  const go = findGo();
+  if (!go) {
+    const envName = { temporal: 'TEMPORAL_ADDRESS', ferretdb: 'MONGODB_URI', minio: 'S3_ENDPOINT' }[server.name];
+    throw new Error(
+      `Go is not installed, and it is needed to build the embedded ${server.name} server (${server.target}). ` +
+        `Install Go 1.24 or newer, or set ${envName} to use a running ${server.name === 'ferretdb' ? 'MongoDB' : server.name} instead.`,
+    );
+  }
+  // Build into a scratch directory and move the binary in at the end, so an interrupted build
+  // never leaves a binary that looks complete.
+  const scratch = `${target}.building-${process.pid}`;
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(scratch, { recursive: true });
+  log(`building ${server.name} ${server.version} (once; cached in ${toolsDir()}) …`);
+  const started = Date.now();
+  try {
+    execFileSync(go, ['install', server.target], {
+      cwd: server.dir ?? ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, GOBIN: scratch, GOFLAGS: '-buildvcs=false', CGO_ENABLED: process.env.CGO_ENABLED ?? '1' },
+    });
+    renameSync(join(scratch, server.binary), target);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  log(`built ${server.name} in ${Math.round((Date.now() - started) / 1000)} s`);
+  return target;
+}

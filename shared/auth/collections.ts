@@ -1,0 +1,50 @@
+import { defineCollection } from '../db/collection';
+import type { Scope } from './scopes';
+
+export interface TenantRecord {
+  _id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  settings: { taxRate: number };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ApiKeyRecord {
+  _id: string; // key id, `key_…`
+  tenantId: string;
+  name: string;
+  /** SHA-256 of the key; the key itself is shown once and never stored. */
+  hash: string;
+  /** First characters of the key, so an operator can tell keys apart in a listing. */
+  prefix: string;
+  scopes: Scope[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** Access and refresh tokens minted from a key by POST /auth/token. */
+export interface AuthTokenRecord {
+  _id: string; // SHA-256 of the token
+  kind: 'access' | 'refresh';
+  tenantId: string;
+  keyId: string;
+  scopes: Scope[];
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export const tenants = defineCollection<TenantRecord>({ name: 'tenants', scope: 'system', indexes: [] });
+
+export const apiKeys = defineCollection<ApiKeyRecord>({
+  name: 'api_keys',
+  scope: 'system',
+  indexes: [{ key: { hash: 1 }, options: { unique: true } }, { key: { tenantId: 1, createdAt: 1 } }],
+});
+
+// Expiry is checked on read and swept by cleanup (no TTL indexes: FerretDB has none).
+export const authTokens = defineCollection<AuthTokenRecord>({
+  name: 'auth_tokens',
+  scope: 'system',
+  indexes: [{ key: { keyId: 1 } }, { key: { expiresAt: 1 } }],
+});

@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { newId, newSecret } from '../ids';
+import { systemCollection } from '../db/tenant-db';
+import { apiKeys, authTokens, tenants, type ApiKeyRecord, type TenantRecord } from './collections';
+import type { Scope } from './scopes';
+
+/**
+ * Tenants, API keys and tokens. Used by the admin CLI, the auth middleware and the dev start-up.
+ * Keys and tokens are random 256-bit secrets, so a plain SHA-256 is a sound way to store them
+ * (a slow password hash buys nothing against a secret that cannot be guessed).
+ */
+
+export const KEY_PREFIX = 'bok';
+export const ACCESS_PREFIX = 'boat';
+export const REFRESH_PREFIX = 'bort';
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export interface Principal {
+  tenantId: string;
+  keyId: string;
+  scopes: ReadonlySet<Scope>;
+  via: 'key' | 'token';
+}
+
+export type AuthFailure = 'invalid' | 'suspended';
+
+export interface PublicKey {
+  keyId: string;
+  tenantId: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+function publicKey(k: ApiKeyRecord): PublicKey {
+  return {
+    keyId: k._id,
+    tenantId: k.tenantId,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    createdAt: k.createdAt.toISOString(),
+    revokedAt: k.revokedAt ? k.revokedAt.toISOString() : null,
+  };
+}
+
+export class Tenancy {
+  constructor(private readonly db: Db) {}
+
+  private get tenants() {
+    return systemCollection(this.db, tenants);
+  }
+  private get keys() {
+    return systemCollection(this.db, apiKeys);
+  }
+  private get tokens() {
+    return systemCollection(this.db, authTokens);
+  }
+
+  async createTenant(name: string, settings: Partial<TenantRecord['settings']> = {}): Promise<TenantRecord> {
+    const now = new Date();
+    const tenant: TenantRecord = {
+      _id: newId('ten'),
+      name,
+      status: 'active',
+      settings: { taxRate: settings.taxRate ?? 0 },
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.tenants.insertOne(tenant);
+    return tenant;
+  }
+
+  getTenant(tenantId: string): Promise<TenantRecord | null> {
+    return this.tenants.findOne({ _id: tenantId });
+  }
+
+  listTenants(): Promise<TenantRecord[]> {
+    return this.tenants.find({}).sort({ createdAt: 1 }).toArray();
+  }
+
+  async setTenantStatus(tenantId: string, status: TenantRecord['status']): Promise<TenantRecord | null> {
+    return this.tenants.findOneAndUpdate({ _id: tenantId }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
+  }
+
+  /** Issues a key; the returned `key` is the only time the secret exists outside the caller's hands. */
+  async issueKey(tenantId: string, scopes: Scope[], name = 'default'): Promise<PublicKey & { key: string }> {
+    if (!(await this.getTenant(tenantId))) throw new Error(`No tenant ${tenantId}`);
+    const key = newSecret(KEY_PREFIX);
+    const record: ApiKeyRecord = {
+      _id: newId('key'),
+      tenantId,
+      name,
+      hash: hashSecret(key),
+      prefix: key.slice(0, KEY_PREFIX.length + 7),
+      scopes: [...new Set(scopes)],
+      createdAt: new Date(),
+      revokedAt: null,
+    };
+    await this.keys.insertOne(record);
+    return { ...publicKey(record), key };
+  }
+
+  async listKeys(tenantId: string): Promise<PublicKey[]> {
+    const rows = await this.keys.find({ tenantId }).sort({ createdAt: 1 }).toArray();
+    return rows.map(publicKey);
+  }
+
+  /** Revokes a key and every token minted from it. Idempotent. */
+  async revokeKey(keyId: string): Promise<PublicKey | null> {
+    // Guarded so a second revoke keeps the first revocation time.
+    await this.keys.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    const key = await this.keys.findOne({ _id: keyId });
+    if (!key) return null;
+    await this.tokens.deleteMany({ keyId });
+    return publicKey(key);
+  }
+
+  /** Resolves a bearer credential (an API key or an access token) to its principal. */
+  async authenticate(credential: string): Promise<Principal | AuthFailure> {
+    let principal: Omit<Principal, 'via'> | null = null;
+    let via: Principal['via'] = 'key';
+    if (credential.startsWith(`${KEY_PREFIX}_`)) {
+      const key = await this.keys.findOne({ hash: hashSecret(credential) });
+      if (key && !key.revokedAt) principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes) };
+    } else if (credential.startsWith(`${ACCESS_PREFIX}_`)) {
+      via = 'token';
+      const token = await this.tokens.findOne({ _id: hashSecret(credential), kind: 'access' });
+      if (token && token.expiresAt > new Date()) principal = { tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes) };
+    }
+    if (!principal) return 'invalid';
+    const tenant = await this.getTenant(principal.tenantId);
+    if (!tenant) return 'invalid';
+    if (tenant.status !== 'active') return 'suspended';
+    return { ...principal, via };
+  }
+
+  /** Mints an access token and a refresh token with the principal's tenant and scopes. */
+  async issueTokens(p: Principal, ttl: { accessSeconds: number; refreshSeconds: number }) {
+    const now = new Date();
+    const accessToken = newSecret(ACCESS_PREFIX);
+    const refreshToken = newSecret(REFRESH_PREFIX);
+    const base = { tenantId: p.tenantId, keyId: p.keyId, scopes: [...p.scopes], createdAt: now };
+    await this.tokens.insertMany([
+      { ...base, _id: hashSecret(accessToken), kind: 'access', expiresAt: new Date(now.getTime() + ttl.accessSeconds * 1000) },
+      { ...base, _id: hashSecret(refreshToken), kind: 'refresh', expiresAt: new Date(now.getTime() + ttl.refreshSeconds * 1000) },
+    ]);
+    return {
+      tokenType: 'Bearer' as const,
+      accessToken,
+      expiresIn: ttl.accessSeconds,
+      refreshToken,
+      refreshExpiresIn: ttl.refreshSeconds,
+      tenantId: p.tenantId,
+      scopes: [...p.scopes],
+    };
+  }
+
+  /**
+   * Trades a refresh token for a new pair. Refresh tokens are single-use: the delete is the guard,
+   * so two concurrent refreshes with one token cannot both succeed.
+   */
+  async refresh(refreshToken: string, ttl: { accessSeconds: number; refreshSeconds: number }) {
+    if (!refreshToken.startsWith(`${REFRESH_PREFIX}_`)) return 'invalid' as const;
+    const token = await this.tokens.findOneAndDelete({ _id: hashSecret(refreshToken), kind: 'refresh' });
+    if (!token || token.expiresAt <= new Date()) return 'invalid' as const;
+    const key = await this.keys.findOne({ _id: token.keyId });
+    if (!key || key.revokedAt) return 'invalid' as const;
+    const tenant = await this.getTenant(token.tenantId);
+    if (!tenant) return 'invalid' as const;
+    if (tenant.status !== 'active') return 'suspended' as const;
+    return this.issueTokens({ tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes), via: 'token' }, ttl);
+  }
+
+  /** Removes expired tokens; run periodically by the API process. */
+  async sweepExpiredTokens(now = new Date()): Promise<number> {
+    const res = await this.tokens.deleteMany({ expiresAt: { $lte: now } });
+    return res.deletedCount;
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Every setting the service reads, in one place, from environment variables.
+ * The README's configuration table lists the same names; keep the two in step.
+ */
+
+export interface S3Config {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** MinIO and most self-hosted stores need path-style addressing. */
+  forcePathStyle: boolean;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  mongodbUri: string;
+  mongodbDb: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  s3: S3Config;
+  logLevel: string;
+  /** Largest JSON body the API accepts, in bytes. */
+  bodyLimitBytes: number;
+  /** Lifetime of access tokens from POST /auth/token, in seconds. */
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    host: env.HOST ?? '127.0.0.1',
+    port: integer(env, 'PORT', 3000),
+    mongodbUri: required(env, 'MONGODB_URI'),
+    mongodbDb: env.MONGODB_DB ?? 'backoffice',
+    temporalAddress: required(env, 'TEMPORAL_ADDRESS'),
+    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'backoffice',
+    s3: {
+      endpoint: required(env, 'S3_ENDPOINT'),
+      region: env.S3_REGION ?? 'us-east-1',
+      bucket: env.S3_BUCKET ?? 'backoffice',
+      accessKeyId: required(env, 'S3_ACCESS_KEY_ID'),
+      secretAccessKey: required(env, 'S3_SECRET_ACCESS_KEY'),
+      forcePathStyle: (env.S3_FORCE_PATH_STYLE ?? 'true') !== 'false',
+    },
+    logLevel: env.LOG_LEVEL ?? 'info',
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900),
+    refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
+  };
+}

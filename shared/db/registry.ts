@@ -1,0 +1,6 @@
+import type { CollectionDef } from './collection';
+import { apiKeys, authTokens, tenants } from '../auth/collections';
+import { jobs } from '../jobs/collection';
+
+/** Every collection the service uses; their indexes are created at start-up. */
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs];

@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A sortable id with a readable prefix: `csvimp_01JD3Q…`. Ten characters of millisecond time
+ * (Crockford base32, so ids sort by creation) and sixteen of randomness (80 bits).
+ */
+export function newId(prefix: string, now = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = randomBytes(16);
+  let random = '';
+  for (const b of bytes) random += CROCKFORD[b % 32];
+  return `${prefix}_${time}${random}`;
+}
+
+/** A secret for keys and tokens: 32 random bytes, URL-safe. */
+export function newSecret(prefix: string): string {
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
+}

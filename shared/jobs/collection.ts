@@ -1,0 +1,32 @@
+import { defineCollection } from '../db/collection';
+
+export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+/**
+ * The lasting record of a job. Live progress comes from the workflow (a query); the final status
+ * and counters are written here so they outlive Temporal's retention.
+ */
+export interface JobRecord {
+  _id: string; // the job id, `<prefix>_<sortable random>`
+  tenantId: string;
+  type: string;
+  workflowId: string;
+  status: JobStatus;
+  /** The client's Idempotency-Key, or the job id when none was sent (the unique index needs a value). */
+  idempotencyKey: string;
+  input: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export const jobs = defineCollection<JobRecord>({
+  name: 'jobs',
+  scope: 'tenant',
+  indexes: [
+    { key: { tenantId: 1, type: 1, idempotencyKey: 1 }, options: { unique: true } },
+    { key: { tenantId: 1, type: 1, createdAt: -1 } },
+  ],
+});

@@ -1,0 +1,92 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { isDuplicateKeyError } from '../db/mongo';
+import type { TenantDb } from '../db/tenant-db';
+import { newId } from '../ids';
+import { JOB_TYPE, TENANT_ID } from '../temporal/search-attributes';
+import { workflowIdFor } from '../temporal/workflow-ids';
+import { jobs, type JobRecord } from './collection';
+
+export interface StartJob {
+  type: string;
+  /** Job id prefix: `csvimp`, `csvexp`, `exp`, … */
+  prefix: string;
+  workflowType: string;
+  /** The workflow's arguments, given the new job id. Pass S3 keys and ids, never file contents. */
+  args: (jobId: string) => unknown[];
+  /** A client's Idempotency-Key: a repeated start with the same key returns the same job. */
+  idempotencyKey?: string;
+  input?: Record<string, unknown>;
+}
+
+/**
+ * Starts jobs as workflows and finds them again. A job id belongs to one tenant: looking it up
+ * with another tenant's TenantDb finds nothing, which the API answers as 404.
+ */
+export class Jobs {
+  constructor(
+    private readonly temporal: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  async start(tenantDb: TenantDb, job: StartJob): Promise<{ job: JobRecord; created: boolean }> {
+    const col = tenantDb.collection(jobs);
+    if (job.idempotencyKey) {
+      const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
+      if (existing) return { job: existing, created: false };
+    }
+    const jobId = newId(job.prefix);
+    const now = new Date();
+    const record: JobRecord = {
+      _id: jobId,
+      tenantId: tenantDb.tenantId,
+      type: job.type,
+      workflowId: workflowIdFor(tenantDb.tenantId, jobId),
+      status: 'queued',
+      idempotencyKey: job.idempotencyKey ?? jobId,
+      input: job.input ?? {},
+      result: null,
+      error: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
+    try {
+      await col.insertOne(record);
+    } catch (err) {
+      // a concurrent start with the same Idempotency-Key won the race: answer with its job
+      if (!isDuplicateKeyError(err) || !job.idempotencyKey) throw err;
+      const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
+      if (!existing) throw err;
+      return { job: existing, created: false };
+    }
+    try {
+      await this.temporal.workflow.start(job.workflowType, {
+        taskQueue: this.taskQueue,
+        workflowId: record.workflowId,
+        args: job.args(jobId),
+        workflowIdConflictPolicy: 'FAIL',
+        typedSearchAttributes: [
+          { key: TENANT_ID, value: tenantDb.tenantId },
+          { key: JOB_TYPE, value: job.type },
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+        // no workflow means no job: drop the record so a retry with the same key starts afresh
+        await col.deleteOne({ _id: jobId });
+        throw err;
+      }
+    }
+    return { job: record, created: true };
+  }
+
+  get(tenantDb: TenantDb, jobId: string, type?: string): Promise<JobRecord | null> {
+    return tenantDb.collection(jobs).findOne(type ? { _id: jobId, type } : { _id: jobId });
+  }
+
+  /** The workflow of a job the tenant owns, or null: the only way API code reaches a job's workflow. */
+  async handle(tenantDb: TenantDb, jobId: string) {
+    const job = await this.get(tenantDb, jobId);
+    return job ? this.temporal.workflow.getHandle(job.workflowId) : null;
+  }
+}

@@ -1,0 +1,63 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FieldError } from './errors/catalog';
+
+/**
+ * ajv instances, one for bodies (types as sent) and one for query strings (whose values arrive as
+ * strings and are coerced). Schemas are compiled once, on first use, and kept.
+ */
+function make(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, strict: true, removeAdditional: false });
+  addFormats(ajv);
+  ajv.addKeyword({ keyword: 'x-note' }); // free text kept beside a schema for the OpenAPI description
+  return ajv;
+}
+
+const bodyAjv = make(false);
+const queryAjv = make('array' as unknown as boolean);
+const compiled = new WeakMap<object, ValidateFunction>();
+
+export type JsonSchema = Record<string, unknown>;
+
+export function compile(schema: JsonSchema, kind: 'body' | 'query' = 'body'): ValidateFunction {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    fn = (kind === 'query' ? queryAjv : bodyAjv).compile(schema);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+function fieldPath(instancePath: string): string {
+  return instancePath.replace(/^\//, '').replace(/\//g, '.');
+}
+
+/** ajv's errors as `{field, message}` pairs that name the field the way a client wrote it. */
+export function toFieldErrors(errs: ErrorObject[] | null | undefined, root = ''): FieldError[] {
+  const out: FieldError[] = [];
+  for (const e of errs ?? []) {
+    const base = [root, fieldPath(e.instancePath)].filter(Boolean).join('.');
+    const join = (name: string) => (base ? `${base}.${name}` : name);
+    if (e.keyword === 'required') {
+      out.push({ field: join(String(e.params.missingProperty)), message: 'is required' });
+    } else if (e.keyword === 'additionalProperties') {
+      out.push({ field: join(String(e.params.additionalProperty)), message: 'is not a known field' });
+    } else if (e.keyword === 'if') {
+      continue; // the failing branch reports its own error
+    } else {
+      out.push({ field: base || '(body)', message: e.message ?? 'is invalid' });
+    }
+  }
+  // one entry per field and message, in ajv's order
+  const seen = new Set<string>();
+  return out.filter((f) => {
+    const k = `${f.field}\u0000${f.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+export function summarize(fieldErrors: FieldError[]): string {
+  return fieldErrors.map((f) => `${f.field} ${f.message}`).join('; ');
+}

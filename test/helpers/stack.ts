@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import pino from 'pino';
+import type { Client } from '@temporalio/client';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { createApp } from '../../api/app';
+import type { AppDeps } from '../../api/context';
+import type { RouteSpec } from '../../api/route';
+import { allRoutes } from '../../api/routes';
+import { SCOPES, type Scope } from '../../shared/auth/scopes';
+import { Tenancy } from '../../shared/auth/tenancy';
+import { loadConfig, type Config } from '../../shared/config';
+import { connectMongo, ensureIndexes, type Mongo } from '../../shared/db/mongo';
+import { createS3Client } from '../../shared/s3/client';
+import { connectTemporal } from '../../shared/temporal/connect';
+
+/** The suite's stack, as started by global-setup.ts. */
+export interface TestStack {
+  env: Record<string, string>;
+  apiUrl: string;
+  temporalUiUrl: string | null;
+}
+
+export function testStack(): TestStack {
+  const file = process.env.BO_TEST_STACK;
+  if (!file) throw new Error('BO_TEST_STACK is not set: run the tests with jest (global-setup starts the stack)');
+  return JSON.parse(readFileSync(file, 'utf8')) as TestStack;
+}
+
+export function testConfig(): Config {
+  return loadConfig({ ...process.env, ...testStack().env });
+}
+
+/**
+ * Connections to the suite's real servers for one test file: MongoDB, Temporal and S3, plus
+ * tenancy helpers. Close them in afterAll with `close()`.
+ */
+export class TestDeps {
+  private constructor(
+    readonly config: Config,
+    readonly mongo: Mongo,
+    readonly temporal: Client,
+    readonly s3: S3Client,
+    readonly tenancy: Tenancy,
+  ) {}
+
+  static async open(): Promise<TestDeps> {
+    const config = testConfig();
+    const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
+    await ensureIndexes(mongo.db);
+    const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
+    return new TestDeps(config, mongo, temporal, createS3Client(config.s3), new Tenancy(mongo.db));
+  }
+
+  get db() {
+    return this.mongo.db;
+  }
+
+  /** A new active tenant with one key holding `scopes` (all of them by default). */
+  async tenantWithKey(scopes: readonly Scope[] = SCOPES, name = 'test tenant') {
+    const tenant = await this.tenancy.createTenant(name);
+    const key = await this.tenancy.issueKey(tenant._id, [...scopes]);
+    return { tenantId: tenant._id, key: key.key, keyId: key.keyId };
+  }
+
+  /** The API app over these connections, listening on a free port (for routes only tests declare). */
+  async serveApp(routes: RouteSpec[] = allRoutes): Promise<{ url: string; close: () => Promise<void> }> {
+    const deps: AppDeps = { config: this.config, db: this.db, tenancy: this.tenancy, temporal: this.temporal, s3: this.s3, log: pino({ level: 'silent' }) };
+    const server: Server = createApp(deps, routes).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  }
+
+  async close(): Promise<void> {
+    await this.temporal.connection.close();
+    await this.mongo.client.close();
+    this.s3.destroy();
+  }
+}
+
+export interface HttpResult {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+/** One HTTP request as a client makes it; `body` is sent as JSON unless `raw` is given. */
+export async function http(
+  base: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers.authorization ??= `Bearer ${opts.key}`;
+  let payload: string | Buffer | undefined;
+  if (opts.raw !== undefined) payload = opts.raw;
+  else if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${base}${path}`, { method, headers, body: payload });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body, text, headers: res.headers };
+}

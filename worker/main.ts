@@ -1,0 +1,44 @@
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { createActivities } from '../activities';
+import { loadConfig } from '../shared/config';
+import { connectMongo } from '../shared/db/mongo';
+import { createS3Client } from '../shared/s3/client';
+import { workflowBundle } from './bundle';
+
+/**
+ * The worker process: runs workflows and activities from the task queue. On SIGINT/SIGTERM the
+ * SDK stops polling, lets running activities finish (up to the grace time), then we close the
+ * connections. A killed worker loses nothing: Temporal hands its tasks to the next one.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel, base: { role: 'worker' } });
+  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+
+  const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
+  const s3 = createS3Client(config.s3);
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ config, db: mongo.db, s3, log }),
+    shutdownGraceTime: '10 seconds',
+  });
+  log.info({ taskQueue: config.taskQueue, namespace: config.temporalNamespace }, 'worker started');
+  try {
+    await worker.run(); // resolves after a shutdown signal, once in-flight work is done
+  } finally {
+    await connection.close();
+    await mongo.client.close();
+    s3.destroy();
+    log.info('worker stopped');
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

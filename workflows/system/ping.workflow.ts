@@ -1,0 +1,21 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+
+const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+
+export interface PingInput {
+  tenantId: string;
+  jobId: string;
+  message: string;
+}
+
+/**
+ * A diagnostic job: runs one activity on a worker and records the result on the job record.
+ * It proves the chain API → Temporal → worker → MongoDB, and is what the stack tests run.
+ */
+export async function pingWorkflow(input: PingInput): Promise<{ echo: string; pid: number; host: string }> {
+  await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'processing' });
+  const result = await acts.ping(input.message);
+  await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'completed', result });
+  return result;
+}
