@@ -14,8 +14,10 @@ export function areaOf(path: string): Area {
 
 /** Errors raised by the body parser (co-body / raw-body) carry `type` and `status`. */
 function fromParserError(err: unknown, limit: number): AppError | null {
-  const e = err as { type?: string; status?: number } | null;
+  const e = err as { type?: string; status?: number; name?: string } | null;
   if (!e || typeof e !== 'object') return null;
+  // co-body reports bad JSON as a SyntaxError with status 400 and no type
+  if (e.name === 'SyntaxError' && e.status === 400) return errors.invalidJson(`Request body is not valid JSON: ${(err as Error).message}`);
   switch (e.type) {
     case 'entity.parse.failed':
       return errors.invalidJson();

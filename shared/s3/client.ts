@@ -8,6 +8,8 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import type { S3Config } from '../config';
 
 export function createS3Client(config: S3Config): S3Client {
+  // The SDK warns on every start that releases after January 2027 need Node 22; we support Node 20+.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new S3Client({
     endpoint: config.endpoint,
     region: config.region,
