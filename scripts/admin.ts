@@ -20,7 +20,7 @@ Connects to MONGODB_URI (MONGODB_DB, default backoffice); without it, to the sta
 
 function mongoTarget(): { uri: string; db: string } {
   if (process.env.MONGODB_URI) return { uri: process.env.MONGODB_URI, db: process.env.MONGODB_DB ?? 'backoffice' };
-  const file = join(resolve(__dirname, '..'), '.data', 'stack.json');
+  const file = join(resolve(process.env.DATA_DIR ?? join(__dirname, '..', '.data')), 'stack.json');
   if (existsSync(file)) {
     const { env } = JSON.parse(readFileSync(file, 'utf8')) as { env: Record<string, string> };
     return { uri: env.MONGODB_URI, db: env.MONGODB_DB };

@@ -10,9 +10,21 @@ import { startStack, type Ports } from './stack/stack';
  * and key (created on the first start, reused after). Ctrl-C or SIGTERM stops every process.
  */
 const ROOT = resolve(__dirname, '..');
-const DATA = join(ROOT, '.data');
+const DATA = resolve(process.env.DATA_DIR ?? join(ROOT, '.data'));
 const CREDENTIALS = join(DATA, 'dev-credentials.json');
-export const STACK_FILE = join(DATA, 'stack.json');
+const STACK_FILE = join(DATA, 'stack.json');
+
+/** Each port of the embedded stack can be moved with an environment variable. */
+const PORT_ENV: Record<keyof Ports, string> = {
+  api: 'PORT',
+  temporal: 'TEMPORAL_PORT',
+  temporalUi: 'TEMPORAL_UI_PORT',
+  temporalHttp: 'TEMPORAL_HTTP_PORT',
+  temporalMetrics: 'TEMPORAL_METRICS_PORT',
+  mongodb: 'MONGODB_PORT',
+  s3: 'S3_PORT',
+  s3Console: 'S3_CONSOLE_PORT',
+};
 
 interface DevCredentials {
   apiUrl: string;
@@ -43,7 +55,9 @@ async function main(): Promise<void> {
   const started = Date.now();
   mkdirSync(DATA, { recursive: true });
   const ports: Partial<Ports> = {};
-  if (process.env.PORT) ports.api = Number(process.env.PORT);
+  for (const [name, env] of Object.entries(PORT_ENV) as [keyof Ports, string][]) {
+    if (process.env[env]) ports[name] = Number(process.env[env]);
+  }
   const stack = await startStack({ dataDir: DATA, ports, withApp: true });
 
   let stopping = false;

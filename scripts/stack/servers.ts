@@ -46,8 +46,10 @@ export function binaryPath(server: ServerBuild): string {
   return join(toolsDir(), `${server.name}-${server.version}`, server.binary);
 }
 
-function findGo(): string | null {
-  for (const candidate of ['go', '/usr/local/go/bin/go']) {
+const GO_CANDIDATES = ['go', '/usr/local/go/bin/go'];
+
+function findGo(candidates: string[]): string | null {
+  for (const candidate of candidates) {
     const res = spawnSync(candidate, ['version'], { encoding: 'utf8' });
     if (res.status === 0) return candidate;
   }
@@ -55,10 +57,10 @@ function findGo(): string | null {
 }
 
 /** Builds the server if its binary is missing; returns the binary's path. */
-export function ensureServerBuilt(server: ServerBuild, log: (line: string) => void = console.log): string {
+export function ensureServerBuilt(server: ServerBuild, log: (line: string) => void = console.log, goCandidates = GO_CANDIDATES): string {
   const target = binaryPath(server);
   if (existsSync(target)) return target;
-  const go = findGo();
+  const go = findGo(goCandidates);
   if (!go) {
     const envName = { temporal: 'TEMPORAL_ADDRESS', ferretdb: 'MONGODB_URI', minio: 'S3_ENDPOINT' }[server.name];
     throw new Error(
