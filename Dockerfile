@@ -6,7 +6,6 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    HOME=/home/node \
     XDG_CACHE_HOME=/home/node/.cache \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
     NPM_CONFIG_FUND=false \

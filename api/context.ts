@@ -7,6 +7,7 @@ import type { Config } from '../shared/config';
 import type { Area } from '../shared/errors/catalog';
 import type { Principal, Tenancy } from '../shared/auth/tenancy';
 import type { TenantDb } from '../shared/db/tenant-db';
+import type { Jobs } from '../shared/jobs/jobs';
 
 /** What the API process is built from; tests build the same app over the same kinds of things. */
 export interface AppDeps {
@@ -14,6 +15,8 @@ export interface AppDeps {
   db: Db;
   tenancy: Tenancy;
   temporal: Client;
+  /** Starts jobs as workflows and finds a tenant's jobs (job id → workflow id). */
+  jobs: Jobs;
   s3: S3Client;
   log: Logger;
 }

@@ -5,6 +5,7 @@ import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { Tenancy } from '../shared/auth/tenancy';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
+import { Jobs } from '../shared/jobs/jobs';
 
 /** The API process: one MongoDB pool and one Temporal client, shut down cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -15,7 +16,8 @@ async function main(): Promise<void> {
   const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
   const s3 = createS3Client(config.s3);
   const tenancy = new Tenancy(mongo.db);
-  const app = createApp({ config, db: mongo.db, tenancy, temporal, s3, log });
+  const jobs = new Jobs(temporal, config.taskQueue);
+  const app = createApp({ config, db: mongo.db, tenancy, temporal, jobs, s3, log });
 
   const server = app.listen(config.port, config.host, () => {
     log.info({ url: `http://${config.host}:${config.port}` }, 'api listening');

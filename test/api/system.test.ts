@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expectError } from '../helpers/expect-error';
 import { http, TestDeps, testStack } from '../helpers/stack';
 
@@ -83,4 +84,22 @@ test('keys are stored only as hashes', async () => {
   const stored = await deps.db.collection('api_keys').findOne({ _id: t.keyId as never });
   expect(JSON.stringify(stored)).not.toContain(t.key);
   expect(stored?.hash).toMatch(/^[0-9a-f]{64}$/);
+});
+
+test('each request leaves one log line with request id, tenant, route, status and duration', async () => {
+  const t = await deps.tenantWithKey(['products:read']);
+  const requestId = `log-check-${Date.now()}`;
+  await http(apiUrl, 'POST', '/auth/token', { key: t.key, headers: { 'x-request-id': requestId } });
+  const logFile = `${testStack().dataDir}/logs/api.log`;
+  let lines: any[] = [];
+  for (let i = 0; i < 20 && lines.length === 0; i++) {
+    lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(requestId))
+      .map((l) => JSON.parse(l));
+    if (!lines.length) await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ msg: 'request', requestId, tenantId: t.tenantId, method: 'POST', route: '/auth/token', status: 200 });
+  expect(typeof lines[0].durationMs).toBe('number');
 });

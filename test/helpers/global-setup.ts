@@ -15,7 +15,7 @@ export default async function globalSetup(): Promise<void> {
     dataDir,
     ports: 'free',
     withApp: true,
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', MONGODB_DB: `test_${Date.now()}` },
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', MONGODB_DB: `test_${Date.now()}` },
     log: (line) => process.stderr.write(`[stack] ${line}\n`),
   });
   const file = join(dataDir, 'stack.json');

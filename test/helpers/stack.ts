@@ -14,12 +14,14 @@ import { loadConfig, type Config } from '../../shared/config';
 import { connectMongo, ensureIndexes, type Mongo } from '../../shared/db/mongo';
 import { createS3Client } from '../../shared/s3/client';
 import { connectTemporal } from '../../shared/temporal/connect';
+import { Jobs } from '../../shared/jobs/jobs';
 
 /** The suite's stack, as started by global-setup.ts. */
 export interface TestStack {
   env: Record<string, string>;
   apiUrl: string;
   temporalUiUrl: string | null;
+  dataDir: string;
 }
 
 export function testStack(): TestStack {
@@ -66,7 +68,15 @@ export class TestDeps {
 
   /** The API app over these connections, listening on a free port (for routes only tests declare). */
   async serveApp(routes: RouteSpec[] = allRoutes): Promise<{ url: string; close: () => Promise<void> }> {
-    const deps: AppDeps = { config: this.config, db: this.db, tenancy: this.tenancy, temporal: this.temporal, s3: this.s3, log: pino({ level: 'silent' }) };
+    const deps: AppDeps = {
+      config: this.config,
+      db: this.db,
+      tenancy: this.tenancy,
+      temporal: this.temporal,
+      jobs: new Jobs(this.temporal, this.config.taskQueue),
+      s3: this.s3,
+      log: pino({ level: 'silent' }),
+    };
     const server: Server = createApp(deps, routes).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
