@@ -1,10 +1,14 @@
 import { hostname } from 'node:os';
 import type { Db } from 'mongodb';
 
-/** The diagnostic activity: proves a worker process with a database connection ran it. */
+/**
+ * The diagnostic activity: proves a worker process with a database connection ran it. `holdMs`
+ * keeps it busy for a while, so a test can stop a worker in the middle of it.
+ */
 export function ping(db: Db) {
-  return async (message: string): Promise<{ echo: string; pid: number; host: string }> => {
+  return async (message: string, holdMs = 0): Promise<{ echo: string; pid: number; host: string }> => {
     await db.command({ ping: 1 });
+    if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(holdMs, 30_000)));
     return { echo: message, pid: process.pid, host: hostname() };
   };
 }

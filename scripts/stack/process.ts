@@ -37,6 +37,14 @@ export function startProcess(name: string, command: string, args: string[], opts
   return { name, child, logFile, stop, exited };
 }
 
+/**
+ * One of our TypeScript entry points as a plain node process (tsx as a loader, not as a wrapper
+ * process), so that its pid is the process doing the work and signals reach it directly.
+ */
+export function startNodeProcess(name: string, entry: string, opts: { env?: NodeJS.ProcessEnv; cwd?: string; logDir: string }): Proc {
+  return startProcess(name, process.execPath, ['--import', 'tsx', entry], opts);
+}
+
 /** A port that was free a moment ago (the OS picks it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import { Connection } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
 import { createS3Client, ensureBucket } from '../../shared/s3/client';
 import { ensureServerBuilt, SERVERS } from './servers';
-import { freePort, httpOk, startProcess, waitFor, type Proc } from './process';
+import { freePort, httpOk, startNodeProcess, startProcess, waitFor, type Proc } from './process';
 
 /**
  * The whole service on loopback: the embedded servers for every role whose address is not given
@@ -233,14 +233,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     await Promise.all(starts);
 
-    const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
     const childEnv = { ...process.env, ...env };
-    const startWorker = () => {
-      const p = startProcess('worker', tsx, [join(ROOT, 'worker', 'main.ts')], { logDir, env: childEnv, cwd: ROOT });
-      return p;
-    };
+    const startWorker = () => startNodeProcess('worker', join(ROOT, 'worker', 'main.ts'), { logDir, env: childEnv, cwd: ROOT });
     const startApi = async () => {
-      const p = startProcess('api', tsx, [join(ROOT, 'api', 'server.ts')], { logDir, env: childEnv, cwd: ROOT });
+      const p = startNodeProcess('api', join(ROOT, 'api', 'server.ts'), { logDir, env: childEnv, cwd: ROOT });
       await waitFor('API', () => httpOk(`http://127.0.0.1:${ports.api}/health`), { proc: p, timeoutMs: 90_000 });
       return p;
     };

@@ -7,6 +7,7 @@ export interface PingInput {
   tenantId: string;
   jobId: string;
   message: string;
+  holdMs?: number;
 }
 
 /**
@@ -15,7 +16,7 @@ export interface PingInput {
  */
 export async function pingWorkflow(input: PingInput): Promise<{ echo: string; pid: number; host: string }> {
   await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'processing' });
-  const result = await acts.ping(input.message);
+  const result = await acts.ping(input.message, input.holdMs ?? 0);
   await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'completed', result });
   return result;
 }
