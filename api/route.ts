@@ -24,6 +24,8 @@ export interface RouteSpec {
   body?: JsonSchema;
   /** A route with a body schema requires a body unless this is false. */
   bodyRequired?: boolean;
+  /** 'handler': the body schema documents the route; the handler validates (for domain-specific messages). */
+  bodyValidation?: 'route' | 'handler';
   query?: JsonSchema;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
   handler: (ctx: AppContext) => Promise<void> | void;
@@ -55,7 +57,9 @@ function bodyParser(limitBytes: number) {
 }
 
 function validator(spec: RouteSpec) {
-  const body = spec.body && compile(spec.body, 'body');
+  // compiled here, at start-up, even when the handler validates: a broken schema fails the boot, not a request
+  const compiledBody = spec.body && compile(spec.body, 'body');
+  const body = spec.bodyValidation !== 'handler' && compiledBody;
   const query = spec.query && compile(spec.query, 'query');
   return async (ctx: AppContext, next: Next) => {
     if (query) {
@@ -67,10 +71,10 @@ function validator(spec: RouteSpec) {
       }
       ctx.state.query = q;
     }
-    if (body) {
+    if (spec.body) {
       if (ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
       if (ctx.request.body === undefined) throw errors.invalidInput('A JSON body is required', [{ field: '(body)', message: 'is required' }]);
-      if (!body(ctx.request.body)) {
+      if (body && !body(ctx.request.body)) {
         const fe = toFieldErrors(body.errors);
         throw errors.invalidInput(`Invalid body: ${summarize(fe)}`, fe);
       }

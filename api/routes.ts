@@ -1,5 +1,6 @@
 import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
+import { productRoutes } from './products/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...productRoutes];

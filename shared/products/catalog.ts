@@ -1,0 +1,176 @@
+import { ObjectId } from 'mongodb';
+import { isDuplicateKeyError } from '../db/mongo';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { productSkus, products, type SkuClaim } from './collections';
+import { normalizeProduct, skusOf } from './normalize';
+import { crossFieldErrors, validateProductInput, validationError } from './rules';
+import type { ProductDoc, ProductInput } from './types';
+
+/** A claim older than this whose product does not exist is left over from a crashed write. */
+const ORPHAN_AFTER_MS = 5 * 60_000;
+
+export function notFound(what: string): AppError {
+  return new AppError(404, 'not-found', `No product ${what}`);
+}
+
+export function parseProductId(id: string): ObjectId | null {
+  return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
+}
+
+/**
+ * Product writes for one tenant: validation, normalisation, the SKU space and guarded updates.
+ * Used by the API and by import activities alike, so every path into the catalog keeps its rules.
+ */
+export class Catalog {
+  constructor(private readonly tenantDb: TenantDb) {}
+
+  private get products() {
+    return this.tenantDb.collection(products);
+  }
+  private get skus() {
+    return this.tenantDb.collection(productSkus);
+  }
+
+  async get(id: string): Promise<ProductDoc | null> {
+    const _id = parseProductId(id);
+    return _id ? this.products.findOne({ _id }) : null;
+  }
+
+  /** Who holds a SKU in the tenant's SKU space. */
+  async skuOwner(sku: string): Promise<SkuClaim | null> {
+    return this.skus.findOne({ sku: sku.toUpperCase() });
+  }
+
+  /** Validates a body as a product: schema, cross-field rules, bundle components. Throws a 400. */
+  async prepare(body: unknown): Promise<ProductInput> {
+    const input = validateProductInput(body);
+    const errs = crossFieldErrors(input);
+    if (errs.length) throw validationError(errs);
+    const product = normalizeProduct(input);
+    const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
+    if (components.length) {
+      const found = new Set((await this.skus.find({ sku: { $in: components } }).toArray()).map((c) => c.sku));
+      const missing = product.bundleConfig!.components.flatMap((c, i) =>
+        found.has(c.productSku) ? [] : [{ field: `bundleConfig.components.${i}.productSku`, message: `references no product or variant SKU of the tenant (${c.productSku})` }],
+      );
+      if (missing.length) throw validationError(missing);
+    }
+    return product;
+  }
+
+  async create(body: unknown): Promise<ProductDoc> {
+    const product = await this.prepare(body);
+    const _id = new ObjectId();
+    await this.claim(skusOf(product), _id.toHexString());
+    const now = new Date();
+    const doc: Omit<ProductDoc, 'tenantId'> = { ...product, _id, createdAt: now, updatedAt: now, version: 1 };
+    try {
+      await this.products.insertOne(doc);
+    } catch (err) {
+      await this.release(_id.toHexString(), skusOf(product).map((s) => s.sku));
+      if (isDuplicateKeyError(err)) throw duplicate(product.sku, 'product');
+      throw err;
+    }
+    return { ...doc, tenantId: this.tenantDb.tenantId } as ProductDoc;
+  }
+
+  /** Full update: the body replaces the product; SKUs it no longer uses are released. */
+  async replace(id: string, body: unknown): Promise<ProductDoc> {
+    const current = await this.get(id);
+    if (!current) throw notFound(id);
+    const product = await this.prepare(body);
+    const productId = current._id.toHexString();
+    const before = new Set(skusOf(current).map((s) => s.sku));
+    const after = skusOf(product);
+    const added = after.filter((s) => !before.has(s.sku));
+    await this.claim(added, productId);
+    // a claim's kind follows the SKU's role (a variant SKU may become the product's)
+    for (const s of after.filter((s) => before.has(s.sku))) await this.skus.updateOne({ sku: s.sku, productId }, { $set: { kind: s.kind } });
+
+    const updatedAt = new Date();
+    const replacement = { ...product, createdAt: current.createdAt, updatedAt, version: current.version + 1 };
+    const unset = unsetOf(current, replacement);
+    let written: ProductDoc | null;
+    try {
+      written = await this.products.findOneAndUpdate(
+        { _id: current._id, version: current.version },
+        { $set: replacement as Partial<ProductDoc>, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+        { returnDocument: 'after' },
+      );
+    } catch (err) {
+      await this.release(productId, added.map((s) => s.sku));
+      if (isDuplicateKeyError(err)) throw duplicate(product.sku, 'product');
+      throw err;
+    }
+    if (!written) {
+      await this.release(productId, added.map((s) => s.sku));
+      throw new AppError(409, 'conflict', `Product ${id} was changed by another request while this one was applied; read it again and retry`);
+    }
+    const keep = new Set(after.map((s) => s.sku));
+    await this.release(productId, [...before].filter((s) => !keep.has(s)));
+    return written;
+  }
+
+  async delete(id: string): Promise<ProductDoc> {
+    const _id = parseProductId(id);
+    const deleted = _id ? await this.products.findOneAndDelete({ _id }) : null;
+    if (!deleted) throw notFound(id);
+    await this.skus.deleteMany({ productId: deleted._id.toHexString() });
+    return deleted;
+  }
+
+  /**
+   * Takes SKUs for a product. The unique index decides between concurrent writers; on a
+   * collision the SKUs taken so far are given back and the answer names the SKU and its holder.
+   */
+  private async claim(wanted: { sku: string; kind: 'product' | 'variant' }[], productId: string): Promise<void> {
+    const taken: string[] = [];
+    for (const { sku, kind } of wanted) {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.skus.insertOne({ sku, kind, productId, createdAt: new Date() });
+          taken.push(sku);
+          break;
+        } catch (err) {
+          if (!isDuplicateKeyError(err)) {
+            await this.release(productId, taken);
+            throw err;
+          }
+          const holder = await this.skus.findOne({ sku });
+          if (holder?.productId === productId) break; // ours already (a retried write)
+          if (holder && attempt === 0 && (await this.isOrphan(holder))) {
+            await this.skus.deleteOne({ sku, productId: holder.productId });
+            continue;
+          }
+          await this.release(productId, taken);
+          throw duplicate(sku, holder?.kind ?? 'product', holder?.productId);
+        }
+      }
+    }
+  }
+
+  private async isOrphan(claim: SkuClaim): Promise<boolean> {
+    if (Date.now() - claim.createdAt.getTime() < ORPHAN_AFTER_MS) return false;
+    const _id = parseProductId(claim.productId);
+    return !_id || !(await this.products.findOne({ _id }, { projection: { _id: 1 } }));
+  }
+
+  private async release(productId: string, skus: string[]): Promise<void> {
+    if (skus.length) await this.skus.deleteMany({ productId, sku: { $in: skus } });
+  }
+}
+
+export function duplicate(sku: string, kind: 'product' | 'variant', productId?: string): AppError {
+  return new AppError(409, 'duplicate-sku', `SKU ${sku} is already used by ${kind === 'product' ? 'a product' : 'a variant'} of this tenant`, {
+    field: 'sku',
+    details: { sku, collidesWith: kind, ...(productId ? { productId } : {}) },
+  });
+}
+
+/** Top-level fields the old document has and the replacement drops (a full update removes them). */
+function unsetOf(current: object, replacement: object): Record<string, ''> {
+  const unset: Record<string, ''> = {};
+  for (const key of Object.keys(current)) if (!(key in replacement) && key !== 'tenantId' && key !== '_id') unset[key] = '';
+  return unset;
+}

@@ -1,0 +1,66 @@
+import type { Filter, Sort } from 'mongodb';
+import type { ProductDoc } from './types';
+
+export interface ProductFilters {
+  q?: string;
+  status?: string[];
+  category?: string;
+  brands?: string[];
+  minPrice?: number;
+  maxPrice?: number;
+  tags?: string[];
+  channelId?: string;
+}
+
+export function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A comma-separated query value as a list (`brands=Acme,Globex`). */
+export function commaList(value: unknown): string[] | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+  return parts.length ? parts : undefined;
+}
+
+/**
+ * Text search without $text (not on FerretDB): each whitespace-separated token must match, case
+ * insensitive, in the SKU, a variant SKU, the title, the brand or a tag.
+ */
+export function searchClause(q: string): { clause: Filter<ProductDoc>; strategy: string } {
+  const tokens = q.trim().split(/\s+/).filter(Boolean).slice(0, 10);
+  const one = (token: string): Filter<ProductDoc> => {
+    const re = new RegExp(escapeRegex(token), 'i');
+    return { $or: [{ sku: re }, { 'variants.sku': re }, { 'title.value': re }, { brand: re }, { tags: re }] } as Filter<ProductDoc>;
+  };
+  if (tokens.length <= 1) return { clause: one(tokens[0] ?? ''), strategy: 'regex' };
+  return { clause: { $and: tokens.map(one) } as Filter<ProductDoc>, strategy: 'tokens' };
+}
+
+export function buildFilter(f: ProductFilters): { filter: Filter<ProductDoc>; searchStrategy: string | null } {
+  const and: Filter<ProductDoc>[] = [];
+  let searchStrategy: string | null = null;
+  if (f.q && f.q.trim()) {
+    const { clause, strategy } = searchClause(f.q);
+    and.push(clause);
+    searchStrategy = strategy;
+  }
+  if (f.status?.length) and.push({ status: { $in: f.status } } as Filter<ProductDoc>);
+  if (f.category) and.push({ $or: [{ 'category.id': f.category }, { 'category.name': f.category }, { 'category.path': f.category }] } as Filter<ProductDoc>);
+  if (f.brands?.length) and.push({ brand: { $in: f.brands } });
+  if (f.minPrice !== undefined) and.push({ price: { $gte: f.minPrice } });
+  if (f.maxPrice !== undefined) and.push({ price: { $lte: f.maxPrice } });
+  if (f.tags?.length) and.push({ tags: { $in: f.tags } } as Filter<ProductDoc>);
+  if (f.channelId) and.push({ 'bindings.channelId': f.channelId } as Filter<ProductDoc>);
+  const filter = and.length === 0 ? {} : and.length === 1 ? and[0] : ({ $and: and } as Filter<ProductDoc>);
+  return { filter, searchStrategy };
+}
+
+export const SORT_FIELDS: Record<string, string> = { createdAt: 'createdAt', updatedAt: 'updatedAt', price: 'price', sku: 'sku', title: 'title.value' };
+
+/** `-price` → price descending; ties broken by _id so pages never overlap. */
+export function buildSort(sort = '-createdAt'): Sort {
+  const desc = sort.startsWith('-');
+  const field = SORT_FIELDS[desc ? sort.slice(1) : sort] ?? 'createdAt';
+  return { [field]: desc ? -1 : 1, _id: desc ? -1 : 1 };
+}

@@ -1,0 +1,155 @@
+import type { ErrorObject } from 'ajv';
+import { AppError, type FieldError } from '../errors/catalog';
+import { compile, summarize, toFieldErrors } from '../validation';
+import { productInputSchema, STATUSES } from './schema';
+import type { ProductInput } from './types';
+
+/**
+ * Where data lives instead, for fields a client library may send but the product does not store,
+ * and for fields the service computes. Sending any of them is a 400 that says so.
+ */
+const ELSEWHERE: Record<string, string> = {
+  inventoryQuantity: 'is not stored on the product: stock lives in the inventory service (PUT /inventory/location/{id}/product/{sku} or POST /inventory/bulk-update)',
+  stock: 'is not stored on the product: stock lives in the inventory service (PUT /inventory/location/{id}/product/{sku}); responses show it as variants.stock',
+  categoryString: 'is not stored: send category {id, name, path}',
+  attributeGroups: 'is not stored: send attributes [{name, value, unit?}]',
+  warranty: 'is not stored: send it as an attribute ({name: "warranty", value}) or a metafield',
+  preparationTime: 'is not stored: send billOfMaterials.prepTimeMinutes',
+  localization: 'is not stored: translations live in each translated field ({value, translations[{locale, value}]})',
+  marketplaceCategories: 'is not supported: assign them with POST /products/marketplace-categories (stored in metafields, namespace mkt_category)',
+  inventoryCost: 'is read-only: it is derived from the lot system',
+  inventoryCostMethod: 'is read-only: it is derived from the lot system',
+  embeddings: 'is read-only: embeddings are computed by the service',
+  embeddingMetadata: 'is read-only: embeddings are computed by the service',
+  calculatedCost: 'is read-only: the service computes it from the components',
+};
+const TOP_LEVEL_ONLY: Record<string, string> = {
+  type: 'is not a product field: send productType (physical, digital, service, bundle, supply, material); a product has variants when variants[] is not empty',
+  id: 'is server-managed: the id is in the path (PUT /products/{id}); remove it from the body',
+  tenantId: 'is server-managed: the key decides the tenant; remove it from the body',
+  createdAt: 'is server-managed; remove it from the body',
+  updatedAt: 'is server-managed; remove it from the body',
+};
+
+function explain(err: ErrorObject): string | null {
+  if (err.keyword === 'additionalProperties') {
+    const name = String(err.params.additionalProperty);
+    if (err.instancePath === '' && TOP_LEVEL_ONLY[name]) return TOP_LEVEL_ONLY[name];
+    return ELSEWHERE[name] ?? null;
+  }
+  if (err.keyword === 'enum' && /\/productType$/.test(err.instancePath)) {
+    return 'must be one of physical, digital, service, bundle, supply, material ("simple" and "variable" are not storable: a product has variants when variants[] is not empty)';
+  }
+  return null;
+}
+
+export function validationError(fieldErrors: FieldError[]): AppError {
+  return new AppError(400, 'validation-error', `Invalid product: ${summarize(fieldErrors)}`, { field: fieldErrors[0]?.field, fieldErrors });
+}
+
+/** Schema validation with the messages above; fills defaults in place. Throws a 400. */
+export function validateProductInput(body: unknown): ProductInput {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationError([{ field: '(body)', message: 'must be a JSON object' }]);
+  const status = (body as { status?: unknown }).status;
+  if (status !== undefined && !STATUSES.includes(status as never)) {
+    throw new AppError(400, 'invalid-status', `status must be one of ${STATUSES.join(', ')}; got ${JSON.stringify(status)}`, { field: 'status' });
+  }
+  const validate = compile(productInputSchema);
+  if (!validate(body)) {
+    const errs = validate.errors ?? [];
+    const fieldErrors = toFieldErrors(errs);
+    // replace generic messages with the explanations where we have one
+    const explained = new Map<string, string>();
+    for (const e of errs) {
+      const why = explain(e);
+      if (!why) continue;
+      const [fe] = toFieldErrors([e]);
+      explained.set(fe.field, why);
+    }
+    const seen = new Set<string>();
+    const merged = fieldErrors
+      .map((fe) => (explained.has(fe.field) ? { field: fe.field, message: explained.get(fe.field)! } : fe))
+      .filter((fe) => {
+        const k = `${fe.field}\u0000${fe.message}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      });
+    throw validationError(merged);
+  }
+  return body as ProductInput;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function metafieldValueOk(type: string, value: unknown): boolean {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number_integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number_decimal':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'date':
+      return typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(value));
+    case 'date_time':
+      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value));
+    case 'url':
+      return typeof value === 'string' && /^https?:\/\/\S+$/.test(value);
+    case 'json':
+      return value !== undefined;
+    default:
+      return false;
+  }
+}
+
+/**
+ * The rules between fields that a schema cannot express. Pure: SKU existence (bundle components)
+ * and uniqueness across the tenant are checked by the catalog against the database.
+ */
+export function crossFieldErrors(p: ProductInput): FieldError[] {
+  const errs: FieldError[] = [];
+  const sku = p.sku.toUpperCase();
+  if (p.compareAtPrice !== undefined && !(p.compareAtPrice > p.price)) {
+    errs.push({ field: 'compareAtPrice', message: `must be greater than price (${p.price})` });
+  }
+  if (p.bundleConfig && p.productType !== 'bundle') {
+    errs.push({ field: 'bundleConfig', message: `is allowed only when productType is bundle (productType is ${p.productType})` });
+  }
+  const optionIds = new Set((p.options ?? []).map((o) => o.id).filter(Boolean));
+  const optionIdsSeen = new Set<string>();
+  (p.options ?? []).forEach((o, i) => {
+    if (o.id && optionIdsSeen.has(o.id)) errs.push({ field: `options.${i}.id`, message: `duplicates option id ${o.id}` });
+    if (o.id) optionIdsSeen.add(o.id);
+  });
+  const mediaIds = new Set((p.media ?? []).map((m) => m.id).filter(Boolean));
+  const variantSkus = new Map<string, number>();
+  (p.variants ?? []).forEach((v, i) => {
+    const vs = v.sku.toUpperCase();
+    if (vs === sku) errs.push({ field: `variants.${i}.sku`, message: `equals the product's own SKU ${sku}` });
+    if (variantSkus.has(vs)) errs.push({ field: `variants.${i}.sku`, message: `duplicates variants.${variantSkus.get(vs)}.sku (${vs})` });
+    variantSkus.set(vs, i);
+    for (const key of ['parentSku', 'productSku'] as const) {
+      if (v[key] !== undefined && v[key]!.toUpperCase() !== sku) errs.push({ field: `variants.${i}.${key}`, message: `is set by the server to the product SKU ${sku}; got ${v[key]}` });
+    }
+    (v.options ?? []).forEach((o, j) => {
+      if (!optionIds.has(o.id)) errs.push({ field: `variants.${i}.options.${j}.id`, message: `references no product option id (known: ${[...optionIds].join(', ') || 'none'})` });
+    });
+    if (v.imageId !== undefined && !mediaIds.has(v.imageId)) errs.push({ field: `variants.${i}.imageId`, message: `references no media id of the product` });
+  });
+  (p.metafields ?? []).forEach((m, i) => {
+    if (!metafieldValueOk(m.type ?? 'string', m.value)) errs.push({ field: `metafields.${i}.value`, message: `is not a valid ${m.type ?? 'string'} value` });
+  });
+  (p.bundleConfig?.components ?? []).forEach((c, i) => {
+    const cs = c.productSku.toUpperCase();
+    if (cs === sku || variantSkus.has(cs)) errs.push({ field: `bundleConfig.components.${i}.productSku`, message: `is the bundle itself (${cs}); a bundle may not contain itself` });
+  });
+  (p.modifiersConfig?.groups ?? []).forEach((g, i) => {
+    const r = g.selectionRule;
+    if (r.maxSelections < r.minSelections) errs.push({ field: `modifiersConfig.groups.${i}.selectionRule.maxSelections`, message: 'must be at least minSelections' });
+    if (r.exactlyOne && (r.minSelections > 1 || r.maxSelections < 1)) errs.push({ field: `modifiersConfig.groups.${i}.selectionRule.exactlyOne`, message: 'contradicts minSelections/maxSelections' });
+  });
+  return errs;
+}
