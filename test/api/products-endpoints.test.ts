@@ -1,0 +1,234 @@
+import { expectError } from '../helpers/expect-error';
+import { http, TestDeps, testStack } from '../helpers/stack';
+
+/** CRUD and catalog reads through HTTP on the real API process, over a small catalog of one tenant. */
+const { apiUrl } = testStack();
+let deps: TestDeps;
+let key: string;
+let other: string;
+const P = `E${Date.now().toString(36).toUpperCase()}`; // a prefix of this run's SKUs
+
+const get = (path: string, k = key) => http(apiUrl, 'GET', path, { key: k });
+
+async function create(body: Record<string, unknown>) {
+  const res = await http(apiUrl, 'POST', '/products', { key, body });
+  if (res.status !== 201) throw new Error(`create ${JSON.stringify(body)} → ${res.status} ${res.text}`);
+  return res.body;
+}
+
+let shirt: any;
+let mug: any;
+let lamp: any;
+
+beforeAll(async () => {
+  deps = await TestDeps.open();
+  ({ key } = await deps.tenantWithKey());
+  ({ key: other } = await deps.tenantWithKey());
+  shirt = await create({
+    sku: `${P}-SHIRT`,
+    title: { value: 'Red cotton shirt' },
+    price: 25,
+    status: 'active',
+    brand: 'Acme',
+    productKind: 'apparel',
+    tags: ['summer', 'cotton'],
+    category: { id: 'cat-shirts', name: 'Shirts', path: 'Apparel/Shirts' },
+    options: [{ id: 'size', name: 'Size', values: ['S', 'M'] }],
+    variants: ['S', 'M'].map((s, i) => ({ sku: `${P}-SHIRT-${s}`, title: { value: `Shirt ${s}` }, price: 25, position: i, options: [{ id: 'size', name: 'Size', value: s }] })),
+    bindings: [{ channelId: 'chan-1', handle: 'red-shirt', type: 'shopify' }],
+    seo: { slug: 'red-shirt' },
+    shipping: { weight: 0.3, weightUnit: 'kg' },
+    description: { value: 'Soft.' },
+    metafields: [{ namespace: 'mkt_attr', key: 'fabric', value: 'cotton' }],
+  });
+  mug = await create({ sku: `${P}-MUG`, title: { value: 'Blue mug' }, price: 8, status: 'active', brand: 'Globex', productKind: 'kitchen', tags: ['kitchen'] });
+  lamp = await create({ sku: `${P}-LAMP`, title: { value: 'Desk lamp' }, price: 40, status: 'draft', brand: 'Acme', tags: ['office'] });
+});
+afterAll(() => deps.close());
+
+const skus = (items: { sku: string }[]) => items.map((p) => p.sku).sort();
+
+describe('read, update, delete', () => {
+  test('GET /products/{id} returns the full product, exactly as created', async () => {
+    const res = await get(`/products/${shirt.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(shirt);
+    expectError(await get('/products/000000000000000000000000'), 404, 'not-found');
+    expectError(await get('/products/not-an-id'), 404, 'not-found');
+  });
+
+  test("another tenant's product is 404 for every verb", async () => {
+    expectError(await get(`/products/${shirt.id}`, other), 404, 'not-found');
+    expectError(await http(apiUrl, 'PUT', `/products/${shirt.id}`, { key: other, body: { sku: 'X1', title: { value: 'x' }, price: 1 } }), 404, 'not-found');
+    expectError(await http(apiUrl, 'DELETE', `/products/${shirt.id}`, { key: other }), 404, 'not-found');
+    expect(await get(`/products/sku/${shirt.sku}/exists`, other)).toMatchObject({ status: 200, body: { exists: false, kind: null } });
+    expect((await get(`/products?q=${P}`, other)).body).toEqual([]);
+  });
+
+  test('PUT replaces the product: fields not sent are gone, variant ids kept when sent, released SKUs are free again', async () => {
+    const p = await create({ sku: `${P}-PUT`, title: { value: 'Before' }, price: 5, brand: 'Old', variants: [{ sku: `${P}-PUT-A`, title: { value: 'A' }, price: 5, position: 0 }] });
+    const keepId = p.variants[0].id;
+    const res = await http(apiUrl, 'PUT', `/products/${p.id}`, {
+      key,
+      body: { sku: `${P}-PUT2`, title: { value: 'After' }, price: 6, variants: [{ id: keepId, sku: `${P}-PUT-A`, title: { value: 'A' }, price: 6, position: 0 }] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: p.id, sku: `${P}-PUT2`, title: { value: 'After' }, createdAt: p.createdAt });
+    expect(res.body.brand).toBeUndefined();
+    expect(res.body.variants[0]).toMatchObject({ id: keepId, parentSku: `${P}-PUT2` });
+    expect((await get(`/products/${p.id}`)).body).toEqual(res.body);
+    // the old product SKU is free; the new one is taken
+    expect((await get(`/products/sku/${P}-PUT/exists`)).body).toMatchObject({ exists: false });
+    expect((await get(`/products/sku/${P}-PUT2/exists`)).body).toMatchObject({ exists: true, kind: 'product', productId: p.id });
+    await create({ sku: `${P}-PUT`, title: { value: 'reuses the freed SKU' }, price: 1 });
+    // an invalid PUT changes nothing
+    expectError(await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: `${P}-PUT2`, title: { value: 'x' }, price: -1 } }), 400, 'validation-error');
+    expectError(await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: mug.sku, title: { value: 'x' }, price: 1 } }), 409, 'duplicate-sku');
+    expect((await get(`/products/${p.id}`)).body).toEqual(res.body);
+    expectError(await http(apiUrl, 'PUT', '/products/000000000000000000000000', { key, body: { sku: 'NEW-ONE', title: { value: 'x' }, price: 1 } }), 404, 'not-found');
+  });
+
+  test('PUT can turn a product into a bundle (bundleConfig is written through the full update)', async () => {
+    const p = await create({ sku: `${P}-BUN`, title: { value: 'Set' }, price: 30 });
+    const res = await http(apiUrl, 'PUT', `/products/${p.id}`, {
+      key,
+      body: { sku: p.sku, title: { value: 'Set' }, price: 30, productType: 'bundle', bundleConfig: { components: [{ productSku: mug.sku, quantity: 2 }] } },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.bundleConfig.components).toEqual([{ productSku: mug.sku, quantity: 2, variantMode: 'fixed', required: true }]);
+  });
+
+  test('DELETE removes the product and frees its SKUs', async () => {
+    const p = await create({ sku: `${P}-DEL`, title: { value: 'Gone' }, price: 1, variants: [{ sku: `${P}-DEL-V`, title: { value: 'v' }, price: 1, position: 0 }] });
+    expect(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key })).toMatchObject({ status: 200, body: { success: true, id: p.id, sku: p.sku } });
+    expectError(await get(`/products/${p.id}`), 404, 'not-found');
+    expectError(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key }), 404, 'not-found');
+    await create({ sku: `${P}-DEL-V`, title: { value: 'the variant SKU is free' }, price: 1 });
+  });
+
+  test('scopes: create, update and delete need their own scope', async () => {
+    const readOnly = (await deps.tenancy.issueKey((await deps.tenancy.authenticate(key) as { tenantId: string }).tenantId, ['products:read'])).key;
+    expectError(await http(apiUrl, 'POST', '/products', { key: readOnly, body: { sku: `${P}-NOPE`, title: { value: 'x' }, price: 1 } }), 403, 'auth:permission_denied');
+    expectError(await http(apiUrl, 'PUT', `/products/${mug.id}`, { key: readOnly, body: { sku: mug.sku, title: { value: 'x' }, price: 1 } }), 403, 'auth:permission_denied');
+    expectError(await http(apiUrl, 'DELETE', `/products/${mug.id}`, { key: readOnly }), 403, 'auth:permission_denied');
+    expect((await get(`/products/${mug.id}`, readOnly)).status).toBe(200);
+  });
+});
+
+describe('GET /products', () => {
+  const list = async (query: string) => {
+    const res = await get(`/products?${query}`);
+    expect(res.status).toBe(200);
+    expect(Array.isArray(res.body)).toBe(true);
+    return res.body as any[];
+  };
+
+  test('without extend, items carry the compact fields', async () => {
+    const [item] = await list(`q=${shirt.sku}`);
+    expect(Object.keys(item).sort()).toEqual(
+      ['id', 'sku', 'status', 'productType', 'title', 'price', 'currency', 'brand', 'productKind', 'category', 'tags', 'image', 'hasVariants', 'variantCount', 'createdAt', 'updatedAt'].sort(),
+    );
+    expect(item).toMatchObject({ id: shirt.id, hasVariants: true, variantCount: 2, image: null });
+  });
+
+  test('extend adds its groups; all is the full product', async () => {
+    const [v] = await list(`q=${shirt.sku}&extend=variants,options`);
+    expect(v.variants).toEqual(shirt.variants);
+    expect(v.options).toEqual(shirt.options);
+    expect(v.bindings).toBeUndefined();
+    const [b] = await list(`q=${shirt.sku}&extend=bindings,seo,dimensions,description,metadata`);
+    expect(b).toMatchObject({ bindings: shirt.bindings, seo: shirt.seo, shipping: shirt.shipping, description: shirt.description, metafields: shirt.metafields });
+    const [all] = await list(`q=${shirt.sku}&extend=all`);
+    expect(all).toEqual(shirt);
+    expectError(await get('/products?extend=everything'), 400, 'validation-error');
+  });
+
+  test.each([
+    ['q (token search, SKU or title)', `q=${P}`, () => [shirt, mug, lamp]],
+    ['q with two words', `q=${encodeURIComponent(`red ${P}`)}`, () => [shirt]],
+    ['q matching a variant SKU', `q=${P}-SHIRT-M`, () => [shirt]],
+    ['status', `q=${P}-&status=active`, () => [shirt, mug]],
+    ['status list', `q=${P}-&status=draft,active`, () => [shirt, mug, lamp]],
+    ['brands', `q=${P}-&brands=Acme`, () => [shirt, lamp]],
+    ['brands list', `q=${P}-&brands=Acme,Globex`, () => [shirt, mug, lamp]],
+    ['category by id', `q=${P}-&category=cat-shirts`, () => [shirt]],
+    ['category by name', `q=${P}-&category=Shirts`, () => [shirt]],
+    ['minPrice', `q=${P}-&minPrice=25`, () => [shirt, lamp]],
+    ['maxPrice', `q=${P}-&maxPrice=25`, () => [shirt, mug]],
+    ['tags (any)', `q=${P}-&tags=kitchen,office`, () => [mug, lamp]],
+    ['channelId', `q=${P}-&channelId=chan-1`, () => [shirt]],
+    ['combined', `q=${P}-&status=active&brands=Acme&maxPrice=30`, () => [shirt]],
+  ])('filter: %s', async (_name, query, expected) => {
+    const items = await list(`${query}&limit=200`);
+    expect(skus(items).filter((s) => s.startsWith(P) && [shirt.sku, mug.sku, lamp.sku].includes(s))).toEqual(skus(expected()));
+  });
+
+  test('paging and sort', async () => {
+    const byPrice = await list(`q=${P}-&brands=Acme,Globex&sort=price`);
+    expect(byPrice.map((p) => p.sku)).toEqual([mug.sku, shirt.sku, lamp.sku]);
+    const desc = await list(`q=${P}-&brands=Acme,Globex&sort=-price`);
+    expect(desc.map((p) => p.sku)).toEqual([lamp.sku, shirt.sku, mug.sku]);
+    const page1 = await list(`q=${P}-&brands=Acme,Globex&sort=price&limit=2&page=1`);
+    const page2 = await list(`q=${P}-&brands=Acme,Globex&sort=price&limit=2&page=2`);
+    expect([...page1, ...page2].map((p) => p.sku)).toEqual([mug.sku, shirt.sku, lamp.sku]);
+    for (const bad of ['limit=0', 'limit=201', 'page=0', 'sort=color', 'minPrice=-1', 'status=inactive', 'nope=1']) {
+      expectError(await get(`/products?${bad}`), 400, 'validation-error');
+    }
+  });
+});
+
+describe('catalog reads', () => {
+  test('count: with the list filters; with a term, also the search strategy', async () => {
+    expect((await get(`/products/count?brands=Acme&q=${P}-`)).body).toEqual({ count: 2, searchStrategy: 'regex' });
+    expect((await get(`/products/count?q=${encodeURIComponent(`${P} lamp`)}`)).body).toEqual({ count: 1, searchStrategy: 'tokens' });
+    const all = await get('/products/count?status=draft,active,disabled');
+    expect(all.body).toEqual({ count: expect.any(Number) });
+    expect(all.body.count).toBeGreaterThanOrEqual(3);
+  });
+
+  test('POST /products/query: filters or query, never both', async () => {
+    const byFilters = await http(apiUrl, 'POST', '/products/query', { key, body: { filters: { brands: ['Globex'], status: ['active'] }, limit: 200 } });
+    expect(byFilters.status).toBe(200);
+    expect(byFilters.body.products.map((p: { sku: string }) => p.sku)).toContain(mug.sku);
+    expect(byFilters.body).toMatchObject({ page: 1, limit: 200, total: expect.any(Number) });
+    const byQuery = await http(apiUrl, 'POST', '/products/query', { key, body: { query: lamp.sku, extend: ['seo'] } });
+    expect(byQuery.body).toMatchObject({ total: 1, products: [{ sku: lamp.sku }] });
+    expectError(await http(apiUrl, 'POST', '/products/query', { key, body: { filters: {}, query: 'x' } }), 400, 'bad-request/ambiguous-param');
+    expectError(await http(apiUrl, 'POST', '/products/query', { key, body: { filters: { colour: 'red' } } }), 400, 'validation-error');
+  });
+
+  test('SKU exists, by product or by variant, any case', async () => {
+    expect((await get(`/products/sku/${shirt.sku.toLowerCase()}/exists`)).body).toEqual({ sku: shirt.sku, exists: true, kind: 'product', productId: shirt.id });
+    expect((await get(`/products/sku/${P}-SHIRT-S/exists`)).body).toMatchObject({ exists: true, kind: 'variant', productId: shirt.id });
+    expect((await get(`/products/sku/${P}-NONE/exists`)).body).toEqual({ sku: `${P}-NONE`, exists: false, kind: null, productId: null });
+  });
+
+  test('parent of a variant SKU', async () => {
+    expect((await get(`/products/by-variant/${P}-shirt-m`)).body).toEqual(shirt);
+    expectError(await get(`/products/by-variant/${shirt.sku}`), 404, 'not-found');
+  });
+
+  test('brands and kinds with counts', async () => {
+    const t = await deps.tenantWithKey();
+    for (const [sku, brand, productKind] of [
+      ['B1', 'Zeta', 'toys'],
+      ['B2', 'Zeta', 'toys'],
+      ['B3', 'Alpha', 'books'],
+      ['B4', undefined, undefined],
+    ]) {
+      expect((await http(apiUrl, 'POST', '/products', { key: t.key, body: { sku, title: { value: sku }, price: 1, brand, productKind } })).status).toBe(201);
+    }
+    expect((await get('/products/brands', t.key)).body).toEqual({ brands: [{ brand: 'Alpha', count: 1 }, { brand: 'Zeta', count: 2 }] });
+    expect((await get('/products/kinds', t.key)).body).toEqual({ kinds: [{ kind: 'books', count: 1 }, { kind: 'toys', count: 2 }] });
+  });
+
+  test('text search', async () => {
+    const res = await get(`/products/search?q=${encodeURIComponent(`blue ${P}`)}`);
+    expect(res.body).toMatchObject({ total: 1, searchStrategy: 'tokens', products: [{ sku: mug.sku }] });
+    expectError(await get('/products/search'), 400, 'validation-error');
+  });
+
+  test('static paths are not read as ids', async () => {
+    for (const path of ['/products/count', '/products/brands', '/products/kinds']) expect((await get(path)).status).toBe(200);
+  });
+});
