@@ -1,6 +1,7 @@
 import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
 import { productRoutes } from './products/routes';
+import { orderRoutes } from './orders/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...productRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...productRoutes, ...orderRoutes];

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -11,7 +12,8 @@ import { join, resolve } from 'node:path';
  * proxy this project is built with:
  * - FerretDB: the proxy refuses the module's version list, which `go install …@v1.24.2` needs, and
  *   upstream's cmd/ferretdb panics when built outside its repository (no version.txt). We build a
- *   small main of ours over FerretDB's embeddable package (scripts/servers/ferretdb, go.sum pinned).
+ *   small main of ours over FerretDB's embeddable package (scripts/servers/ferretdb, go.sum pinned),
+ *   which also makes each write command atomic (serialize.go). Its cache key hashes that module.
  * - MinIO: the commit of RELEASE.2025-10-15T17-29-55Z is not served; the proxy serves one newer
  *   commit (2026-02-12, 7aac2a2c5b7c), which we pin instead.
  */
@@ -25,10 +27,20 @@ export interface ServerBuild {
 }
 
 const ROOT = resolve(__dirname, '..', '..');
+const FERRETDB_MODULE = join(ROOT, 'scripts', 'servers', 'ferretdb');
+
+/** Our FerretDB main changes with our code, so its cache key carries a hash of the module's files. */
+function moduleHash(dir: string): string {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum').sort()) {
+    hash.update(name).update(readFileSync(join(dir, name)));
+  }
+  return hash.digest('hex').slice(0, 10);
+}
 
 export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
   temporal: { name: 'temporal', version: 'v1.5.1', binary: 'temporal', target: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' },
-  ferretdb: { name: 'ferretdb', version: 'v1.24.2', binary: 'ferretdb', target: '.', dir: join(ROOT, 'scripts', 'servers', 'ferretdb') },
+  ferretdb: { name: 'ferretdb', version: `v1.24.2-${moduleHash(FERRETDB_MODULE)}`, binary: 'ferretdb', target: '.', dir: FERRETDB_MODULE },
   minio: {
     name: 'minio',
     version: 'v0.0.0-20260212201848-7aac2a2c5b7c',

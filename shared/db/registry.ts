@@ -2,6 +2,7 @@ import type { CollectionDef } from './collection';
 import { apiKeys, authTokens, tenants } from '../auth/collections';
 import { jobs } from '../jobs/collection';
 import { products, productSkus } from '../products/collections';
+import { orderComments, orders } from '../orders/collections';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments];

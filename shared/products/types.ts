@@ -43,6 +43,7 @@ export interface ProductInput {
   price: number;
   compareAtPrice?: number;
   currency: string;
+  taxable: boolean;
   brand?: string;
   productKind?: string;
   tags: string[];

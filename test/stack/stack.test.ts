@@ -77,6 +77,26 @@ describe('MongoDB wire protocol (FerretDB)', () => {
   });
 });
 
+describe('single-document atomicity (the embedded FerretDB serializes writes, as MongoDB isolates them)', () => {
+  test('of 20 concurrent guarded moves exactly one matches', async () => {
+    const col = deps.db.collection('test_atomic');
+    const { insertedId } = await col.insertOne({ state: 'pending' });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => col.findOneAndUpdate({ _id: insertedId, state: 'pending' }, { $set: { state: i % 2 ? 'accepted' : 'rejected', by: i } })),
+    );
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+  });
+
+  test('200 concurrent $inc lose nothing, and a guarded decrement never goes below zero', async () => {
+    const col = deps.db.collection('test_atomic');
+    const { insertedId } = await col.insertOne({ n: 0, stock: 10 });
+    await Promise.all(Array.from({ length: 200 }, () => col.updateOne({ _id: insertedId }, { $inc: { n: 1 } })));
+    const decrements = await Promise.all(Array.from({ length: 50 }, () => col.updateOne({ _id: insertedId, stock: { $gte: 1 } }, { $inc: { stock: -1 } })));
+    expect(decrements.filter((r) => r.modifiedCount === 1)).toHaveLength(10);
+    expect(await col.findOne({ _id: insertedId })).toMatchObject({ n: 200, stock: 0 });
+  });
+});
+
 describe('object store (MinIO)', () => {
   const bucket = () => deps.config.s3.bucket;
 

@@ -1,15 +1,21 @@
 // Command ferretdb runs FerretDB v1 (MongoDB wire protocol over SQLite) through its embeddable
 // package. We do not build upstream's cmd/ferretdb: outside its own repository it panics on a
 // missing build/version/version.txt. The embeddable server also opens no debug port and has
-// telemetry off, so the only port it binds is the one given here.
+// telemetry off. FerretDB itself listens on a unix socket in the data directory; the TCP
+// address given here is served by the front door in serialize.go, which makes each write
+// command atomic (see there), so the only port bound is the one given here.
 package main
 
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
@@ -27,8 +33,14 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	socket, err := socketPath(*sqliteURL)
+	if err != nil {
+		logger.Error("cannot start", "error", err)
+		os.Exit(1)
+	}
+	_ = os.Remove(socket)
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Listener:  ferretdb.ListenerConfig{Unix: socket},
 		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: *sqliteURL,
@@ -41,9 +53,38 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	logger.Info("listening", "uri", f.MongoDBURI())
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		logger.Error("cannot listen", "error", err)
+		os.Exit(1)
+	}
+	go front(ln, socket, logger)
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+
+	logger.Info("listening", "address", ln.Addr().String(), "ferretdb", f.MongoDBURI())
 	if err := f.Run(ctx); err != nil {
 		logger.Error("stopped", "error", err)
 		os.Exit(1)
 	}
+}
+
+// socketPath puts FerretDB's unix socket in the SQLite directory (file:<dir>/).
+func socketPath(sqliteURL string) (string, error) {
+	dir := strings.TrimPrefix(strings.SplitN(sqliteURL, "?", 2)[0], "file:")
+	if dir == "" {
+		return "", fmt.Errorf("cannot take a directory from --sqlite-url %q", sqliteURL)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	// unix socket paths are limited to about 100 bytes: fall back to the temp directory
+	path := filepath.Join(abs, "ferretdb.sock")
+	if len(path) > 100 {
+		path = filepath.Join(os.TempDir(), fmt.Sprintf("ferretdb-%d.sock", os.Getpid()))
+	}
+	return path, nil
 }

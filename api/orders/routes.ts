@@ -1,0 +1,313 @@
+import { defineRoutes, type RouteSpec } from '../route';
+import { tenantOf, type AppContext } from '../context';
+import { COUNTRY_CODES } from '../../shared/geo/countries';
+import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../../shared/orders/lifecycle';
+import type { OrderDoc } from '../../shared/orders/collections';
+import { orderErrors, Orders } from '../../shared/orders/service';
+import { commaList } from '../../shared/products/query';
+import { compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+
+const read = { scopes: ['orders:read' as const] };
+const update = { scopes: ['orders:update' as const] };
+
+const customerInfo: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    email: { type: 'string', format: 'email', maxLength: 320 },
+    phone: { type: 'string', maxLength: 50 },
+    company: { type: 'string', maxLength: 200 },
+    taxId: { type: 'string', maxLength: 50 },
+    customerId: { type: 'string', maxLength: 100 },
+  },
+};
+const address = (required: string[]): JsonSchema => ({
+  type: 'object',
+  additionalProperties: false,
+  required,
+  properties: {
+    street: { type: 'string', minLength: 1, maxLength: 300 },
+    city: { type: 'string', minLength: 1, maxLength: 100 },
+    state: { type: 'string', maxLength: 100 },
+    zipCode: { type: 'string', minLength: 1, maxLength: 20 },
+    country: { type: 'string', enum: COUNTRY_CODES, description: 'ISO 3166-1 alpha-2' },
+  },
+});
+
+const createBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['externalId', 'customerInfo', 'items'],
+  properties: {
+    externalId: { type: 'string', minLength: 1, maxLength: 100, description: 'unique per tenant: a repeated create is 409, so a retry cannot make a second order' },
+    customerInfo,
+    shippingAddress: address(['street', 'city', 'zipCode', 'country']),
+    notes: { type: 'string', maxLength: 5000 },
+    items: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 500,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['sku', 'quantity'],
+        properties: {
+          sku: { type: 'string', minLength: 1, maxLength: 100 },
+          quantity: { type: 'integer', minimum: 1, maximum: 100000 },
+          price: { type: 'number', minimum: 0, description: 'unit price; the catalog price when absent' },
+        },
+      },
+    },
+  },
+};
+
+/** What PUT /orders/{id} accepts: the replaceable fields, partially. */
+const patchBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    externalId: { type: 'string', minLength: 1, maxLength: 100 },
+    customerInfo: { ...customerInfo, required: [] },
+    shippingAddress: address([]),
+    notes: { type: 'string', maxLength: 5000 },
+  },
+};
+
+/** Fields PUT /orders/{id} refuses, and where their change belongs instead. */
+const LIFECYCLE = 'POST /orders/{orderId}/accept | reject | cancel | prepare, PUT /orders/{orderId}/status or POST /orders/{orderId}/transition';
+const FORBIDDEN: Record<string, string> = {
+  orderStatus: `orderStatus cannot be set by a general update: use ${LIFECYCLE}, which apply the business rules and the audit trail`,
+  items: 'items are fixed when the order is created; totals are computed from them by the server (to change the goods, cancel and create a new order)',
+  subtotal: `subtotal is computed by the server from the items; it cannot be sent (lifecycle: ${LIFECYCLE})`,
+  tax: `tax is computed by the server from the items and the tenant's tax rate; it cannot be sent (lifecycle: ${LIFECYCLE})`,
+  total: `total is computed by the server from the items; it cannot be sent (lifecycle: ${LIFECYCLE})`,
+  _id: '_id is the order\'s identifier, given in the path; it cannot be changed',
+  updatedAt: 'updatedAt is set by the server on every update',
+};
+
+function validate(schema: JsonSchema, body: unknown): void {
+  const fn = compile(schema);
+  if (!fn(body)) {
+    const fe = toFieldErrors(fn.errors);
+    throw orderErrors.invalid(`Invalid body: ${summarize(fe) || 'must not be empty'}`);
+  }
+}
+
+function links(id: string, which: ('self' | 'prepare' | 'cancel')[]) {
+  const all = { self: `/orders/${id}`, prepare: `/orders/${id}/prepare`, cancel: `/orders/${id}/cancel` };
+  return Object.fromEntries(which.map((k) => [k, all[k]]));
+}
+
+function presentOrder(doc: OrderDoc) {
+  const { _id, tenantId: _t, audit: _a, createdAt, updatedAt, ...rest } = doc;
+  const id = _id.toHexString();
+  return { _id: id, ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString(), _links: links(id, ['self', 'prepare', 'cancel']) };
+}
+
+function service(ctx: AppContext): Orders {
+  const { principal, tenantDb } = tenantOf(ctx);
+  return new Orders(ctx.deps.db, tenantDb, principal.keyId);
+}
+
+function moveResult(doc: OrderDoc, from: OrderState) {
+  const id = doc._id.toHexString();
+  return { data: { _id: id, externalId: doc.externalId, orderStatus: doc.orderStatus, previousStatus: from, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self']) } };
+}
+
+const reasonBody = (required: boolean): JsonSchema => ({
+  type: 'object',
+  additionalProperties: false,
+  ...(required ? { required: ['reason'] } : {}),
+  properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+});
+
+const namedMoveRoutes: RouteSpec[] = (Object.keys(NAMED_MOVES) as NamedMove[]).map((move) => {
+  const to = NAMED_MOVES[move];
+  const needsReason = to === 'rejected' || to === 'cancelled';
+  return {
+    method: 'post',
+    path: `/orders/:orderId/${move}`,
+    summary: `Move the order to ${to}${needsReason ? ' (reason required)' : ''}`,
+    tags: ['orders'],
+    auth: update,
+    body: reasonBody(needsReason),
+    bodyRequired: needsReason,
+    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } },
+    handler: async (ctx: AppContext) => {
+      const { reason } = ctx.request.body as { reason?: string };
+      const { doc, from } = await service(ctx).move(ctx.params.orderId, to, move, reason);
+      ctx.body = moveResult(doc, from);
+    },
+  } satisfies RouteSpec;
+});
+
+export const orderRoutes = defineRoutes([
+  {
+    method: 'post',
+    path: '/orders',
+    summary: 'Create an order; the server prices the items from the catalog and computes subtotal, tax and total',
+    tags: ['orders'],
+    auth: { scopes: ['orders:create'] },
+    body: createBody,
+    responses: { 201: { description: '`{data: order}`' }, 409: { description: 'orders:duplicate_external_id' } },
+    handler: async (ctx) => {
+      const doc = await service(ctx).create(ctx.request.body as never);
+      ctx.status = 201;
+      ctx.set('Location', `/orders/${doc._id.toHexString()}`);
+      ctx.body = { data: presentOrder(doc) };
+    },
+  },
+  {
+    method: 'get',
+    path: '/orders',
+    summary: 'List orders, newest first',
+    tags: ['orders'],
+    auth: read,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        status: { type: 'string', pattern: `^(${ORDER_STATES.join('|')})(,(${ORDER_STATES.join('|')}))*$`, description: 'comma-separated states' },
+        externalId: { type: 'string', maxLength: 100 },
+        from: { type: 'string', format: 'date-time', description: 'created at or after' },
+        to: { type: 'string', format: 'date-time', description: 'created at or before' },
+        page: { type: 'integer', minimum: 1, default: 1 },
+        limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+      },
+    },
+    responses: { 200: { description: '`{data: [order], meta: {page, limit, total}}`' } },
+    handler: async (ctx) => {
+      const q = ctx.state.query!;
+      const { docs, total } = await service(ctx).list({ ...(q as { page: number; limit: number; externalId?: string; from?: string; to?: string }), status: commaList(q.status) });
+      ctx.body = { data: docs.map(presentOrder), meta: { page: q.page, limit: q.limit, total } };
+    },
+  },
+  {
+    method: 'get',
+    path: '/orders/:orderId',
+    summary: 'Read an order',
+    tags: ['orders'],
+    auth: read,
+    handler: async (ctx) => {
+      ctx.body = { data: presentOrder(await service(ctx).get(ctx.params.orderId)) };
+    },
+  },
+  {
+    method: 'put',
+    path: '/orders/:orderId',
+    summary: 'Partial update of externalId, customerInfo, shippingAddress and notes; only the properties sent change',
+    description: `orderStatus, items, subtotal, tax, total, _id and updatedAt are refused (400): lifecycle changes go through ${LIFECYCLE}.`,
+    tags: ['orders'],
+    auth: update,
+    body: patchBody,
+    bodyValidation: 'handler',
+    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, <changed fields>, updatedAt, _links: {self, prepare, cancel}}}`' } },
+    handler: async (ctx) => {
+      const body = ctx.request.body as Record<string, unknown>;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw orderErrors.invalid('Body must be a JSON object');
+      const forbidden = Object.keys(body).filter((k) => FORBIDDEN[k]);
+      if (forbidden.length) throw orderErrors.invalid(forbidden.map((k) => FORBIDDEN[k]).join('; '));
+      validate(patchBody, body);
+      const doc = await service(ctx).update(ctx.params.orderId, body);
+      const id = doc._id.toHexString();
+      const changed = Object.fromEntries(Object.keys(body).map((k) => [k, doc[k as keyof OrderDoc]]));
+      ctx.body = {
+        data: { _id: id, externalId: doc.externalId, orderStatus: doc.orderStatus, ...changed, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self', 'prepare', 'cancel']) },
+      };
+    },
+  },
+  {
+    method: 'put',
+    path: '/orders/:orderId/customer',
+    summary: 'Replace customerInfo (name required)',
+    tags: ['orders'],
+    auth: update,
+    body: customerInfo,
+    bodyValidation: 'handler',
+    responses: { 200: { description: '`{data: {_id, externalId, customerInfo, updatedAt, _links: {self}}}`' } },
+    handler: async (ctx) => {
+      validate(customerInfo, ctx.request.body);
+      const doc = await service(ctx).updateCustomer(ctx.params.orderId, ctx.request.body as Record<string, unknown>);
+      const id = doc._id.toHexString();
+      ctx.body = { data: { _id: id, externalId: doc.externalId, customerInfo: doc.customerInfo, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self']) } };
+    },
+  },
+  {
+    method: 'post',
+    path: '/orders/:orderId/comments',
+    summary: 'Append a comment to the order history (never edited or deleted); an Idempotency-Key makes a retry add it once',
+    tags: ['orders'],
+    auth: update,
+    body: { type: 'object', additionalProperties: false, required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } } },
+    bodyValidation: 'handler',
+    responses: { 200: { description: '`{data: {success: true, orderId}}`' } },
+    handler: async (ctx) => {
+      const body = ctx.request.body as { comment?: unknown };
+      validate({ type: 'object', required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } }, additionalProperties: false }, body);
+      const key = ctx.get('idempotency-key') || undefined;
+      const c = await service(ctx).comment(ctx.params.orderId, body.comment as string, key);
+      ctx.body = { data: { success: true, orderId: c.orderId } };
+    },
+  },
+  {
+    method: 'get',
+    path: '/orders/:orderId/activity-log',
+    summary: 'Comments and lifecycle/audit events in time order, paginated',
+    tags: ['orders'],
+    auth: read,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+    },
+    responses: { 200: { description: '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed or comment; actor is the key id' } },
+    handler: async (ctx) => {
+      const { page, limit } = ctx.state.query as { page: number; limit: number };
+      const all = await service(ctx).activity(ctx.params.orderId);
+      ctx.body = {
+        data: all.slice((page - 1) * limit, page * limit).map((e) => ({ ...e, timestamp: e.timestamp.toISOString() })),
+        meta: { page, limit, total: all.length },
+      };
+    },
+  },
+  ...namedMoveRoutes,
+  {
+    method: 'put',
+    path: '/orders/:orderId/status',
+    summary: 'Move the order to `status` (same guard as the named moves; reason required for rejected and cancelled)',
+    tags: ['orders'],
+    auth: update,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status'],
+      properties: { status: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+    },
+    handler: async (ctx) => {
+      const { status, reason } = ctx.request.body as { status: OrderState; reason?: string };
+      const { doc, from } = await service(ctx).move(ctx.params.orderId, status, 'status', reason);
+      ctx.body = moveResult(doc, from);
+    },
+  },
+  {
+    method: 'post',
+    path: '/orders/:orderId/transition',
+    summary: 'Move the order to `to` (same guard as the named moves; reason required for rejected and cancelled)',
+    tags: ['orders'],
+    auth: update,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['to'],
+      properties: { to: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+    },
+    handler: async (ctx) => {
+      const { to, reason } = ctx.request.body as { to: OrderState; reason?: string };
+      const { doc, from } = await service(ctx).move(ctx.params.orderId, to, 'transition', reason);
+      ctx.body = moveResult(doc, from);
+    },
+  },
+]);

@@ -1,0 +1,229 @@
+import { ObjectId, type Filter } from 'mongodb';
+import type { Db } from 'mongodb';
+import { tenants } from '../auth/collections';
+import { isDuplicateKeyError } from '../db/mongo';
+import { systemCollection, type TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { productSkus, products } from '../products/collections';
+import { orderComments, orders, type OrderComment, type OrderDoc, type OrderEvent, type OrderItem } from './collections';
+import { canMove, NEEDS_REASON, NEXT, type OrderState } from './lifecycle';
+
+export const orderErrors = {
+  notFound: (id: string) => new AppError(404, 'orders:not_found', `No order ${id}`),
+  invalid: (message: string) => new AppError(400, 'validation:invalid_input', message),
+  invalidTransition: (id: string, from: OrderState, to: string) =>
+    new AppError(
+      409,
+      'orders:invalid_transition',
+      `Order ${id} is ${from}; it cannot move to ${to}. Allowed moves from ${from}: ${NEXT[from].length ? NEXT[from].join(', ') : 'none (final state)'}`,
+    ),
+  duplicateExternalId: (externalId: string, id?: string) =>
+    new AppError(409, 'orders:duplicate_external_id', `An order with externalId ${externalId} already exists${id ? ` (${id})` : ''}`),
+};
+
+export interface NewOrder {
+  externalId: string;
+  customerInfo: { name: string; [more: string]: unknown };
+  shippingAddress?: OrderDoc['shippingAddress'];
+  notes?: string;
+  items: { sku: string; quantity: number; price?: number }[];
+}
+
+const cents = (n: number) => Math.round(n * 100);
+const money = (c: number) => c / 100;
+
+function event(type: OrderEvent['type'], actor: string, details: Record<string, unknown>, timestamp = new Date()): OrderEvent {
+  return { id: new ObjectId().toHexString(), type, actor, timestamp, details };
+}
+
+export function parseOrderId(id: string): ObjectId | null {
+  return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
+}
+
+/** Orders of one tenant: creation with server-computed totals, partial updates, comments and guarded moves. */
+export class Orders {
+  constructor(
+    private readonly db: Db,
+    private readonly tenantDb: TenantDb,
+    private readonly actor: string,
+  ) {}
+
+  private get orders() {
+    return this.tenantDb.collection(orders);
+  }
+
+  async get(id: string): Promise<OrderDoc> {
+    const _id = parseOrderId(id);
+    const doc = _id ? await this.orders.findOne({ _id }) : null;
+    if (!doc) throw orderErrors.notFound(id);
+    return doc;
+  }
+
+  /** Prices come from the catalog unless the line gives one; tax is the tenant's rate on taxable lines. */
+  async create(input: NewOrder): Promise<OrderDoc> {
+    const tenant = await systemCollection(this.db, tenants).findOne({ _id: this.tenantDb.tenantId });
+    const taxRate = tenant?.settings.taxRate ?? 0;
+    const items = await this.priceItems(input.items);
+    const currencies = new Set(items.map((i) => i.currency));
+    if (currencies.size > 1) throw orderErrors.invalid(`items are priced in more than one currency (${[...currencies].join(', ')})`);
+    const subtotalCents = items.reduce((sum, i) => sum + cents(i.lineTotal), 0);
+    const taxCents = Math.round(items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0) * taxRate);
+    const now = new Date();
+    const doc: OrderDoc = {
+      _id: new ObjectId(),
+      tenantId: this.tenantDb.tenantId,
+      externalId: input.externalId,
+      orderStatus: 'pending',
+      customerInfo: input.customerInfo,
+      ...(input.shippingAddress ? { shippingAddress: input.shippingAddress } : {}),
+      ...(input.notes !== undefined ? { notes: input.notes } : {}),
+      items: items.map(({ currency: _c, ...item }) => item),
+      currency: items[0].currency,
+      subtotal: money(subtotalCents),
+      tax: money(taxCents),
+      taxRate,
+      total: money(subtotalCents + taxCents),
+      audit: [event('created', this.actor, { externalId: input.externalId }, now)],
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      const { tenantId: _t, ...rest } = doc;
+      await this.orders.insertOne(rest);
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      const existing = await this.orders.findOne({ externalId: input.externalId }, { projection: { _id: 1 } });
+      throw orderErrors.duplicateExternalId(input.externalId, existing?._id.toHexString());
+    }
+    return doc;
+  }
+
+  private async priceItems(lines: NewOrder['items']): Promise<(OrderItem & { currency: string })[]> {
+    const skus = [...new Set(lines.map((l) => l.sku.toUpperCase()))];
+    const claims = await this.tenantDb.collection(productSkus).find({ sku: { $in: skus } }).toArray();
+    const missing = skus.filter((s) => !claims.some((c) => c.sku === s));
+    if (missing.length) throw orderErrors.invalid(`items reference SKUs that are not in the catalog: ${missing.join(', ')}`);
+    const ids = [...new Set(claims.map((c) => c.productId))].map((id) => new ObjectId(id));
+    const docs = await this.tenantDb.collection(products).find({ _id: { $in: ids } }).toArray();
+    return lines.map((line) => {
+      const sku = line.sku.toUpperCase();
+      const product = docs.find((d) => d.sku === sku || d.variants.some((v) => v.sku === sku));
+      if (!product) throw orderErrors.invalid(`item SKU ${sku} is not in the catalog`);
+      const variant = product.variants.find((v) => v.sku === sku);
+      const price = line.price ?? variant?.price ?? product.price;
+      return {
+        sku,
+        name: (variant ?? product).title.value,
+        quantity: line.quantity,
+        price,
+        taxable: variant ? variant.taxable : product.taxable,
+        lineTotal: money(cents(price) * line.quantity),
+        currency: product.currency,
+      };
+    });
+  }
+
+  async list(q: { status?: string[]; externalId?: string; from?: string; to?: string; page: number; limit: number }) {
+    const filter: Filter<OrderDoc> = {};
+    if (q.status?.length) filter.orderStatus = { $in: q.status as OrderState[] };
+    if (q.externalId) filter.externalId = q.externalId;
+    if (q.from || q.to) filter.createdAt = { ...(q.from ? { $gte: new Date(q.from) } : {}), ...(q.to ? { $lte: new Date(q.to) } : {}) };
+    const [docs, total] = await Promise.all([
+      this.orders.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.orders.countDocuments(filter),
+    ]);
+    return { docs, total };
+  }
+
+  /**
+   * Partial update of the replaceable fields. Nested objects merge (only the properties sent
+   * change); the audit event is pushed in the same atomic update.
+   */
+  async update(id: string, patch: Record<string, unknown>): Promise<OrderDoc> {
+    const current = await this.get(id);
+    const set: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(patch)) {
+      if ((field === 'customerInfo' || field === 'shippingAddress') && value && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) set[`${field}.${k}`] = v;
+      } else set[field] = value;
+    }
+    return this.write(current, set, event('updated', this.actor, { fields: Object.keys(patch) }));
+  }
+
+  /** Replaces customerInfo as a whole. */
+  async updateCustomer(id: string, customerInfo: Record<string, unknown>): Promise<OrderDoc> {
+    const current = await this.get(id);
+    return this.write(current, { customerInfo }, event('customer_updated', this.actor, {}));
+  }
+
+  private async write(current: OrderDoc, set: Record<string, unknown>, ev: OrderEvent): Promise<OrderDoc> {
+    try {
+      const doc = await this.orders.findOneAndUpdate(
+        { _id: current._id },
+        { $set: { ...set, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+        { returnDocument: 'after' },
+      );
+      if (!doc) throw orderErrors.notFound(current._id.toHexString());
+      return doc;
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw orderErrors.duplicateExternalId(String(set.externalId));
+      throw err;
+    }
+  }
+
+  /**
+   * One lifecycle move, as a single guarded atomic update: it applies only if the order is still
+   * in the state it was read in, and its audit event is pushed by that same update. Of any number
+   * of concurrent conflicting moves exactly one wins; the others see the new state and get 409.
+   */
+  async move(id: string, to: OrderState, via: string, reason?: string): Promise<{ doc: OrderDoc; from: OrderState }> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.get(id);
+      const from = current.orderStatus;
+      if (!canMove(from, to)) throw orderErrors.invalidTransition(id, from, to);
+      if (NEEDS_REASON.has(to) && !reason) throw orderErrors.invalid(`reason is required to move an order to ${to}`);
+      const ev = event('status_changed', this.actor, { from, to, via, ...(reason ? { reason } : {}) });
+      const doc = await this.orders.findOneAndUpdate(
+        { _id: current._id, orderStatus: from },
+        { $set: { orderStatus: to, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+        { returnDocument: 'after' },
+      );
+      if (doc) return { doc, from };
+      // the state changed under us: decide again from the new state
+    }
+    throw new AppError(409, 'orders:conflict', `Order ${id} kept changing; read it again and retry`);
+  }
+
+  async comment(id: string, comment: string, idempotencyKey?: string): Promise<OrderComment> {
+    const order = await this.get(id);
+    const doc: Omit<OrderComment, 'tenantId'> = {
+      _id: new ObjectId(),
+      orderId: order._id.toHexString(),
+      comment,
+      actor: this.actor,
+      idempotencyKey: idempotencyKey ?? new ObjectId().toHexString(),
+      timestamp: new Date(),
+    };
+    try {
+      await this.tenantDb.collection(orderComments).insertOne(doc);
+      return { ...doc, tenantId: this.tenantDb.tenantId };
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      // a retried request: the comment is already there once
+      const existing = await this.tenantDb.collection(orderComments).findOne({ orderId: doc.orderId, idempotencyKey: doc.idempotencyKey });
+      if (!existing) throw err;
+      return existing;
+    }
+  }
+
+  /** Comments and audit events of an order, oldest first. */
+  async activity(id: string) {
+    const order = await this.get(id);
+    const comments = await this.tenantDb.collection(orderComments).find({ orderId: order._id.toHexString() }, { sort: { timestamp: 1, _id: 1 } }).toArray();
+    const entries = [
+      ...order.audit.map((e) => ({ id: e.id, type: e.type, actor: e.actor, timestamp: e.timestamp, details: e.details })),
+      ...comments.map((c) => ({ id: c._id.toHexString(), type: 'comment' as const, actor: c.actor, timestamp: c.timestamp, details: { comment: c.comment } })),
+    ];
+    return entries.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime() || (a.id < b.id ? -1 : 1));
+  }
+}
