@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../shared/config';
 import { ping } from './system/ping';
 import { updateJob } from './system/update-job';
+import { rollbackOperation } from './bulk/rollback-operation';
 
 export interface ActivityDeps {
   config: Config;
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ping: ping(deps.db),
     updateJob: updateJob(deps.db),
+    rollbackOperation: rollbackOperation(deps.db),
   };
 }
 

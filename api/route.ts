@@ -24,6 +24,8 @@ export interface RouteSpec {
   body?: JsonSchema;
   /** A route with a body schema requires a body unless this is false. */
   bodyRequired?: boolean;
+  /** A larger body limit than the API's default, for routes that take file contents. */
+  bodyLimitBytes?: number;
   /** 'handler': the body schema documents the route; the handler validates (for domain-specific messages). */
   bodyValidation?: 'route' | 'handler';
   query?: JsonSchema;
@@ -92,7 +94,7 @@ export function mount(router: Router<any, any>, routes: RouteSpec[], bodyLimitBy
         return next();
       },
       authenticate(spec.auth),
-      bodyParser(bodyLimitBytes),
+      bodyParser(spec.bodyLimitBytes ?? bodyLimitBytes),
       validator(spec),
       async (ctx: AppContext) => {
         await spec.handler(ctx);

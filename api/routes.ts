@@ -2,6 +2,8 @@ import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
 import { productRoutes } from './products/routes';
 import { orderRoutes } from './orders/routes';
+import { csvRoutes } from './csv/routes';
+import { bulkRoutes } from './bulk/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...productRoutes, ...orderRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...bulkRoutes, ...productRoutes, ...orderRoutes];

@@ -1,3 +1,4 @@
 // Every workflow the worker runs. Workflow code imports only @temporalio/workflow, activity
 // types and pure code from shared/ (test/unit/workflow-imports.test.ts keeps it so).
 export { pingWorkflow } from './system/ping.workflow';
+export { rollbackWorkflow } from './bulk/rollback.workflow';

@@ -50,7 +50,8 @@ export function errorHandler() {
       if (ctx.body === undefined && ctx.status === 404) throw errors.routeNotFound(ctx.method, ctx.path);
       if (ctx.body === undefined && ctx.status === 405) throw errors.methodNotAllowed(ctx.method, ctx.path, ctx.response.get('Allow'));
     } catch (err) {
-      const known = isAppError(err) ? err : fromParserError(err, ctx.deps.config.bodyLimitBytes);
+      const limit = (err as { limit?: number } | null)?.limit ?? ctx.deps.config.bodyLimitBytes;
+      const known = isAppError(err) ? err : fromParserError(err, limit);
       if (known) return render(ctx, known);
       ctx.deps.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
       render(ctx, errors.internal());

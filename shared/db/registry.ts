@@ -3,6 +3,7 @@ import { apiKeys, authTokens, tenants } from '../auth/collections';
 import { jobs } from '../jobs/collection';
 import { products, productSkus } from '../products/collections';
 import { orderComments, orders } from '../orders/collections';
+import { bulkOperationItems, bulkOperations } from '../bulk/operations';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems];

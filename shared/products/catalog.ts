@@ -79,7 +79,15 @@ export class Catalog {
   async replace(id: string, body: unknown): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
-    const product = await this.prepare(body);
+    return this.write(current, await this.prepare(body));
+  }
+
+  /**
+   * Writes a prepared product over `current`, guarded by the version `current` was read at: a
+   * concurrent change in between makes this a 409, never a silent overwrite.
+   */
+  async write(current: ProductDoc, product: ProductInput): Promise<ProductDoc> {
+    const id = current._id.toHexString();
     const productId = current._id.toHexString();
     const before = new Set(skusOf(current).map((s) => s.sku));
     const after = skusOf(product);
@@ -110,6 +118,27 @@ export class Catalog {
     const keep = new Set(after.map((s) => s.sku));
     await this.release(productId, [...before].filter((s) => !keep.has(s)));
     return written;
+  }
+
+  /**
+   * Puts a product back as it was (a rollback), if it is still at `expectedVersion`; a snapshot
+   * whose product is gone is created again. Answers false when someone changed it since.
+   */
+  async restore(before: ProductDoc, expectedVersion: number): Promise<boolean> {
+    const { _id, tenantId: _t, version: _v, createdAt, updatedAt: _u, ...input } = before;
+    const current = await this.products.findOne({ _id });
+    if (!current || current.version !== expectedVersion) return false;
+    await this.write(current, input as ProductInput);
+    return true;
+  }
+
+  /** Deletes a product only if it is still at `expectedVersion`. */
+  async deleteAt(id: string, expectedVersion: number): Promise<boolean> {
+    const _id = parseProductId(id);
+    const deleted = _id ? await this.products.findOneAndDelete({ _id, version: expectedVersion }) : null;
+    if (!deleted) return false;
+    await this.skus.deleteMany({ productId: deleted._id.toHexString() });
+    return true;
   }
 
   async delete(id: string): Promise<ProductDoc> {

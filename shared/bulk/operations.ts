@@ -1,0 +1,141 @@
+import { ObjectId } from 'mongodb';
+import { defineCollection } from '../db/collection';
+import type { TenantDb } from '../db/tenant-db';
+import { newId } from '../ids';
+import { products } from '../products/collections';
+import type { ProductDoc } from '../products/types';
+
+/**
+ * Bulk operations: every import (and later every rule flow and AI transform) that changes
+ * products is recorded with a before-image of each product it created or changed, so it can be
+ * rolled back for as long as nothing changed those products since.
+ */
+export interface BulkOperation {
+  _id: string; // bop_…
+  tenantId: string;
+  type: 'csv-import' | 'rollback' | 'flow' | 'ai-transform';
+  status: 'processing' | 'completed' | 'failed' | 'rolled_back';
+  operationName: string | null;
+  actor: string;
+  source: Record<string, unknown>;
+  counts: { totalProcessed: number; created: number; updated: number; skipped: number; failed: number };
+  /** For a rollback: the operation it undid. For an undone operation: the rollback that undid it. */
+  rollbackOf: string | null;
+  rolledBackBy: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface BulkOperationItem {
+  _id: string; // `${operationId}:${productId}`, so a retried write records it once
+  tenantId: string;
+  operationId: string;
+  productId: string;
+  sku: string;
+  action: 'created' | 'updated' | 'deleted' | 'restored';
+  /** The product before the change; null when the operation created it. */
+  before: ProductDoc | null;
+  /** The product's version right after the change: any other version means someone changed it since. */
+  afterVersion: number | null;
+}
+
+export const bulkOperations = defineCollection<BulkOperation>({
+  name: 'bulk_operations',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, createdAt: -1 } }, { key: { tenantId: 1, type: 1, createdAt: -1 } }],
+});
+
+export const bulkOperationItems = defineCollection<BulkOperationItem>({
+  name: 'bulk_operation_items',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, operationId: 1 } }, { key: { tenantId: 1, productId: 1 } }],
+});
+
+const ZERO = { totalProcessed: 0, created: 0, updated: 0, skipped: 0, failed: 0 };
+
+export class BulkOperations {
+  constructor(private readonly tenantDb: TenantDb) {}
+
+  private get ops() {
+    return this.tenantDb.collection(bulkOperations);
+  }
+  private get items() {
+    return this.tenantDb.collection(bulkOperationItems);
+  }
+
+  async start(op: { type: BulkOperation['type']; operationName?: string | null; actor: string; source?: Record<string, unknown>; rollbackOf?: string; id?: string }): Promise<string> {
+    const id = op.id ?? newId('bop');
+    await this.ops.updateOne(
+      { _id: id },
+      {
+        $setOnInsert: {
+          type: op.type,
+          status: 'processing',
+          operationName: op.operationName ?? null,
+          actor: op.actor,
+          source: op.source ?? {},
+          counts: ZERO,
+          rollbackOf: op.rollbackOf ?? null,
+          rolledBackBy: null,
+          createdAt: new Date(),
+          finishedAt: null,
+        },
+      },
+      { upsert: true },
+    );
+    return id;
+  }
+
+  async record(operationId: string, item: Omit<BulkOperationItem, '_id' | 'tenantId' | 'operationId'>): Promise<void> {
+    const _id = `${operationId}:${item.productId}`;
+    // the first before-image of a product in an operation is the one to restore
+    await this.items.updateOne({ _id }, { $setOnInsert: { operationId, productId: item.productId, sku: item.sku, before: item.before }, $set: { action: item.action, afterVersion: item.afterVersion } }, { upsert: true });
+  }
+
+  async finish(operationId: string, status: BulkOperation['status'], counts: BulkOperation['counts']): Promise<void> {
+    await this.ops.updateOne({ _id: operationId, status: 'processing' }, { $set: { status, counts, finishedAt: new Date() } });
+  }
+
+  get(id: string): Promise<BulkOperation | null> {
+    return this.ops.findOne({ _id: id });
+  }
+
+  async list(q: { type?: string; page: number; limit: number }) {
+    const filter = q.type ? { type: q.type as BulkOperation['type'] } : {};
+    const [rows, total] = await Promise.all([
+      this.ops.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.ops.countDocuments(filter),
+    ]);
+    return { rows, total };
+  }
+
+  itemsOf(operationId: string) {
+    return this.items.find({ operationId }, { sort: { _id: 1 } }).toArray();
+  }
+
+  /**
+   * Whether the operation can still be undone, and if not, the SKUs that block it: an item is
+   * blocked when its product's version is no longer the one the operation left.
+   */
+  async rollbackCheck(op: BulkOperation): Promise<{ canRollback: boolean; reason: string | null; blockedSkus: string[] }> {
+    if (op.type === 'rollback') return { canRollback: false, reason: 'a rollback is not itself reversible', blockedSkus: [] };
+    if (op.status === 'rolled_back') return { canRollback: false, reason: `already rolled back by ${op.rolledBackBy}`, blockedSkus: [] };
+    if (op.status !== 'completed') return { canRollback: false, reason: `the operation is ${op.status}`, blockedSkus: [] };
+    const items = await this.itemsOf(op._id);
+    if (items.length === 0) return { canRollback: false, reason: 'the operation changed no products', blockedSkus: [] };
+    const ids = items.map((i) => new ObjectId(i.productId));
+    const current = new Map<string, number>();
+    for (const p of await this.tenantDb.collection(products).find({ _id: { $in: ids } }, { projection: { version: 1 } }).toArray()) {
+      current.set(p._id.toHexString(), p.version);
+    }
+    const blockedSkus = items.filter((i) => current.get(i.productId) !== i.afterVersion).map((i) => i.sku);
+    return blockedSkus.length
+      ? { canRollback: false, reason: `products changed since the operation: ${blockedSkus.join(', ')}`, blockedSkus }
+      : { canRollback: true, reason: null, blockedSkus: [] };
+  }
+
+  async markRolledBack(operationId: string, rollbackId: string): Promise<boolean> {
+    const res = await this.ops.updateOne({ _id: operationId, status: 'completed' }, { $set: { status: 'rolled_back', rolledBackBy: rollbackId } });
+    return res.modifiedCount === 1;
+  }
+}

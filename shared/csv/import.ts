@@ -1,0 +1,190 @@
+import { isDeepStrictEqual } from 'node:util';
+import { BulkOperations } from '../bulk/operations';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { Catalog } from '../products/catalog';
+import { presentProduct } from '../products/present';
+import { productProperties } from '../products/schema';
+import type { ProductDoc, ProductInput } from '../products/types';
+import type { ParsedProduct } from './layout';
+
+export interface ImportOptions {
+  createIfNotExists: boolean;
+  skipErrorRows: boolean;
+  batchSize: number;
+  fieldsToUpdate?: string[];
+  operationName?: string | null;
+  actor: string;
+  /** What the operation record says the rows came from (format, file, job). */
+  source: Record<string, unknown>;
+}
+
+export interface RowError {
+  row: number;
+  sku: string | null;
+  message: string;
+}
+
+export interface ImportCounts {
+  totalProcessed: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+}
+
+/** What one product of the file will do. */
+export type Plan =
+  | { kind: 'create'; parsed: ParsedProduct; product: ProductInput }
+  | { kind: 'update'; parsed: ParsedProduct; current: ProductDoc; product: ProductInput; changed: string[] }
+  | { kind: 'skip'; parsed: ParsedProduct; reason: string }
+  | { kind: 'error'; parsed: ParsedProduct; messages: string[] };
+
+const SERVER_FIELDS = ['_id', 'tenantId', 'createdAt', 'updatedAt', 'version'];
+
+export function checkFieldsToUpdate(fields: string[] | undefined): void {
+  const unknown = (fields ?? []).filter((f) => !(f in productProperties) || f === 'sku');
+  if (unknown.length) throw new AppError(400, 'bad-request/invalid-config', `fieldsToUpdate names fields that cannot be updated: ${unknown.join(', ')}`, { field: 'fieldsToUpdate' });
+}
+
+/** The stored product as an input body (what a full update would send to keep it as it is). */
+function asInput(doc: ProductDoc): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(doc)) if (!SERVER_FIELDS.includes(k)) out[k] = v;
+  return out;
+}
+
+/**
+ * The import's body over the stored product: the fields the file carries (or only those in
+ * fieldsToUpdate) replace the stored ones; the rest stay. Variants keep their ids by SKU and
+ * media by src, so a re-import does not churn ids.
+ */
+function overlay(current: ProductDoc, body: Record<string, unknown>, fieldsToUpdate?: string[]): Record<string, unknown> {
+  const merged = asInput(current);
+  const fields = Object.keys(body).filter((k) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku');
+  for (const k of fields) merged[k] = body[k];
+  if (Array.isArray(merged.variants) && fields.includes('variants')) {
+    merged.variants = (merged.variants as Record<string, any>[]).map((v) => {
+      const old = current.variants.find((o) => o.sku === String(v.sku).toUpperCase());
+      return old && v.id === undefined ? { ...v, id: old.id } : v;
+    });
+  }
+  if (Array.isArray(merged.media) && fields.includes('media')) {
+    merged.media = (merged.media as Record<string, any>[]).map((m) => {
+      const old = current.media.find((o) => o.src === m.src);
+      return old && m.id === undefined ? { ...m, id: old.id } : m;
+    });
+  }
+  return merged;
+}
+
+function comparable(doc: ProductInput | ProductDoc): Record<string, unknown> {
+  const shown = presentProduct({ ...doc, _id: { toHexString: () => '' }, createdAt: new Date(0), updatedAt: new Date(0), version: 0, tenantId: '' } as unknown as ProductDoc);
+  delete shown.id;
+  delete shown.createdAt;
+  delete shown.updatedAt;
+  delete shown.tenantId;
+  return JSON.parse(JSON.stringify(shown));
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof AppError) {
+    const fe = err.extra.fieldErrors as { field: string; message: string }[] | undefined;
+    return fe?.length ? fe.map((f) => `${f.field} ${f.message}`).join('; ') : err.message;
+  }
+  throw err;
+}
+
+/** Decides, without writing, what each parsed product would do. */
+export async function planImport(tenantDb: TenantDb, parsed: ParsedProduct[], opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'>): Promise<Plan[]> {
+  const catalog = new Catalog(tenantDb);
+  const plans: Plan[] = [];
+  for (const p of parsed) {
+    if (p.errors.length || !p.body) {
+      plans.push({ kind: 'error', parsed: p, messages: p.errors });
+      continue;
+    }
+    const sku = String(p.body.sku ?? '').toUpperCase();
+    const owner = sku ? await catalog.skuOwner(sku) : null;
+    try {
+      if (owner?.kind === 'variant') {
+        plans.push({ kind: 'error', parsed: p, messages: [`SKU ${sku} is a variant of another product (${owner.productId})`] });
+      } else if (owner) {
+        const current = await catalog.get(owner.productId);
+        if (!current) throw new AppError(409, 'conflict', `product ${sku} changed during the import`);
+        const product = await catalog.prepare(overlay(current, p.body, opts.fieldsToUpdate));
+        const before = comparable(current);
+        const after = comparable(product);
+        const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));
+        plans.push(changed.length ? { kind: 'update', parsed: p, current, product, changed } : { kind: 'skip', parsed: p, reason: 'unchanged' });
+      } else if (!opts.createIfNotExists) {
+        plans.push({ kind: 'skip', parsed: p, reason: `no product with SKU ${sku}; send createIfNotExists: true to create it` });
+      } else {
+        plans.push({ kind: 'create', parsed: p, product: await catalog.prepare(p.body) });
+      }
+    } catch (err) {
+      plans.push({ kind: 'error', parsed: p, messages: [messageOf(err)] });
+    }
+  }
+  return plans;
+}
+
+export function countPlans(plans: Plan[]): ImportCounts & { errors: RowError[] } {
+  const counts = { totalProcessed: 0, created: 0, updated: 0, skipped: 0, failed: 0 };
+  const errors: RowError[] = [];
+  for (const plan of plans) {
+    const rows = plan.parsed.rows.length;
+    counts.totalProcessed += rows;
+    if (plan.kind === 'create') counts.created += rows;
+    else if (plan.kind === 'update') counts.updated += rows;
+    else if (plan.kind === 'skip') counts.skipped += rows;
+    else {
+      counts.failed += rows;
+      for (const row of plan.parsed.rows) errors.push({ row, sku: plan.parsed.sku, message: plan.messages.join('; ') || 'invalid row' });
+    }
+  }
+  return { ...counts, errors };
+}
+
+/**
+ * Applies a plan in batches, recording every change with its before-image in one bulk
+ * operation. A write that fails (a concurrent change, a SKU taken meanwhile) turns its rows into
+ * errors; the others go on. Returns the counts as they ended and the operation id (null when
+ * nothing changed).
+ */
+export async function applyImport(tenantDb: TenantDb, plans: Plan[], opts: ImportOptions): Promise<{ counts: ImportCounts; errors: RowError[]; operationId: string | null }> {
+  const catalog = new Catalog(tenantDb);
+  const ops = new BulkOperations(tenantDb);
+  const result = countPlans(plans);
+  const { errors, ...counts } = result;
+  if (!opts.skipErrorRows && counts.failed > 0) {
+    // all or nothing: one bad row means no row is written
+    return { counts: { ...counts, created: 0, updated: 0, skipped: counts.totalProcessed - counts.failed }, errors, operationId: null };
+  }
+  const writes = plans.filter((p) => p.kind === 'create' || p.kind === 'update');
+  if (writes.length === 0) return { counts, errors, operationId: null };
+  const operationId = await ops.start({ type: 'csv-import', operationName: opts.operationName, actor: opts.actor, source: opts.source });
+  for (let i = 0; i < writes.length; i += opts.batchSize) {
+    for (const plan of writes.slice(i, i + opts.batchSize)) {
+      const rows = plan.parsed.rows.length;
+      try {
+        if (plan.kind === 'create') {
+          const doc = await catalog.create(plan.product);
+          await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'created', before: null, afterVersion: doc.version });
+        } else if (plan.kind === 'update') {
+          const doc = await catalog.write(plan.current, plan.product);
+          await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'updated', before: plan.current, afterVersion: doc.version });
+        }
+      } catch (err) {
+        const message = messageOf(err);
+        if (plan.kind === 'create') counts.created -= rows;
+        else counts.updated -= rows;
+        counts.failed += rows;
+        for (const row of plan.parsed.rows) errors.push({ row, sku: plan.parsed.sku, message });
+      }
+    }
+  }
+  await ops.finish(operationId, 'completed', counts);
+  errors.sort((a, b) => a.row - b.row);
+  return { counts, errors, operationId };
+}

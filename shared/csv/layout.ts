@@ -1,0 +1,39 @@
+/**
+ * A CSV layout turns parsed CSV records into product bodies (the same JSON a client sends to
+ * POST /products) and products back into records. One definition per format serves import,
+ * export, templates and previews.
+ */
+
+/** One parsed record: `row` is its spreadsheet row number (the header is row 1, the first record row 2). */
+export interface CsvRecord {
+  row: number;
+  values: Record<string, string>;
+}
+
+/** The product one or more records describe, or why they do not describe one. */
+export interface ParsedProduct {
+  /** Rows that made this product, ascending. */
+  rows: number[];
+  /** The product SKU (upper-case) when the rows give one, for error reports. */
+  sku: string | null;
+  /** A body for the catalog (validated there like any POST /products body); null when `errors` is not empty. */
+  body: Record<string, unknown> | null;
+  /** Problems that stop these rows from making a product (each names the column). */
+  errors: string[];
+}
+
+/** A product as the API presents it (shared/products/present.ts presentProduct). */
+export type PresentedProduct = Record<string, any>;
+
+export interface Layout {
+  format: 'native' | 'shopify' | 'woocommerce';
+  /** Every column, in template and export order. */
+  columns: string[];
+  /**
+   * Groups records into products. Records of one product need not be adjacent, and a child
+   * (variant, variation) may come before its parent.
+   */
+  parse(records: CsvRecord[]): ParsedProduct[];
+  /** The records of one product, in this layout. Exporting and importing again must change nothing. */
+  toRecords(product: PresentedProduct): Record<string, string>[];
+}

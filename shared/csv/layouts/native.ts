@@ -1,0 +1,203 @@
+import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
+
+/**
+ * Our own layout: every stored product and variant field, one row per variant (a product
+ * without variants is one row). Product columns repeat on each row of a product (the first row
+ * is read); variant columns start with `variant.`. Scalars are plain text, simple lists are
+ * joined with " | ", and nested structures are JSON in their column, so nothing is lost.
+ */
+type Kind = 'string' | 'number' | 'boolean' | 'list' | 'json' | 'translated';
+
+interface Column {
+  name: string;
+  /** Path in the product (or the variant, for `variant.` columns). */
+  path: string;
+  kind: Kind;
+}
+
+const PRODUCT: [string, Kind][] = [
+  ['sku', 'string'],
+  ['status', 'string'],
+  ['productType', 'string'],
+  ['title', 'translated'],
+  ['description', 'translated'],
+  ['htmlDescription', 'translated'],
+  ['brand', 'string'],
+  ['model', 'string'],
+  ['productKind', 'string'],
+  ['condition', 'string'],
+  ['upc', 'string'],
+  ['barcode', 'string'],
+  ['barcodeType', 'string'],
+  ['satCode', 'string'],
+  ['price', 'number'],
+  ['compareAtPrice', 'number'],
+  ['cost', 'number'],
+  ['currency', 'string'],
+  ['taxable', 'boolean'],
+  ['minAlertStock', 'number'],
+  ['sellIfOutOfStock', 'boolean'],
+  ['tags', 'list'],
+  ['bullets', 'list'],
+  ['category', 'json'],
+  ['categoryMap', 'json'],
+  ['seo.metaTitle', 'string'],
+  ['seo.metaDescription', 'string'],
+  ['seo.slug', 'string'],
+  ['shipping', 'json'],
+  ['media', 'json'],
+  ['options', 'json'],
+  ['attributes', 'json'],
+  ['metafields', 'json'],
+  ['bindings', 'json'],
+  ['priceSchemas', 'json'],
+  ['costs', 'json'],
+  ['bundleConfig', 'json'],
+  ['supplyConfig', 'json'],
+  ['materialConfig', 'json'],
+  ['billOfMaterials', 'json'],
+  ['modifiersConfig', 'json'],
+  ['fitmentConfig', 'json'],
+];
+
+const VARIANT: [string, Kind][] = [
+  ['id', 'string'],
+  ['sku', 'string'],
+  ['title', 'translated'],
+  ['price', 'number'],
+  ['compareAtPrice', 'number'],
+  ['cost', 'number'],
+  ['position', 'number'],
+  ['options', 'json'],
+  ['productType', 'string'],
+  ['imageId', 'string'],
+  ['barcode', 'string'],
+  ['barcodeType', 'string'],
+  ['satCode', 'string'],
+  ['taxable', 'boolean'],
+  ['countryOfOrigin', 'string'],
+  ['minAlertStock', 'number'],
+  ['sellIfOutOfStock', 'boolean'],
+  ['shipping', 'json'],
+  ['priceSchemas', 'json'],
+  ['costs', 'json'],
+  ['bindings', 'json'],
+];
+
+const columnsOf = (prefix: string, defs: [string, Kind][]): Column[] =>
+  defs.flatMap(([path, kind]) =>
+    kind === 'translated'
+      ? [
+          { name: `${prefix}${path}`, path: `${path}.value`, kind: 'string' as Kind },
+          { name: `${prefix}${path}.translations`, path: `${path}.translations`, kind: 'json' as Kind },
+        ]
+      : [{ name: `${prefix}${path}`, path, kind }],
+  );
+
+const productColumns = columnsOf('', PRODUCT);
+const variantColumns = columnsOf('variant.', VARIANT);
+
+function getPath(obj: Record<string, any>, path: string): unknown {
+  return path.split('.').reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+function setPath(obj: Record<string, any>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let o = obj;
+  for (const k of keys.slice(0, -1)) o = o[k] ??= {};
+  o[keys[keys.length - 1]] = value;
+}
+
+function encode(value: unknown, kind: Kind): string {
+  if (value === undefined || value === null) return '';
+  if (kind === 'list') return (value as unknown[]).join(' | ');
+  if (kind === 'json') return Array.isArray(value) && value.length === 0 ? '' : JSON.stringify(value);
+  return String(value);
+}
+
+/** Decodes a cell; throws with the column named when the text is not of the column's kind. */
+function decode(text: string, col: Column): unknown {
+  switch (col.kind) {
+    case 'number': {
+      const n = Number(text.trim());
+      if (text.trim() === '' || !Number.isFinite(n)) throw new Error(`${col.name}: "${text}" is not a number`);
+      return n;
+    }
+    case 'boolean': {
+      const t = text.trim().toLowerCase();
+      if (['true', '1', 'yes'].includes(t)) return true;
+      if (['false', '0', 'no'].includes(t)) return false;
+      throw new Error(`${col.name}: "${text}" is not true or false`);
+    }
+    case 'list':
+      return text.split('|').map((s) => s.trim()).filter(Boolean);
+    case 'json':
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new Error(`${col.name}: not valid JSON`);
+      }
+    default:
+      return text;
+  }
+}
+
+function read(values: Record<string, string>, cols: Column[], errors: string[]): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const col of cols) {
+    const text = values[col.name];
+    if (text === undefined || text === '') continue;
+    try {
+      setPath(out, col.path, decode(text, col));
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
+  }
+  return out;
+}
+
+export const nativeLayout: Layout = {
+  format: 'native',
+  columns: [...productColumns, ...variantColumns].map((c) => c.name),
+
+  parse(records: CsvRecord[]): ParsedProduct[] {
+    // rows of one product share its sku; they need not be adjacent
+    const groups = new Map<string, CsvRecord[]>();
+    const out: ParsedProduct[] = [];
+    for (const record of records) {
+      const sku = (record.values.sku ?? '').trim().toUpperCase();
+      if (!sku) {
+        out.push({ rows: [record.row], sku: null, body: null, errors: ['sku: required'] });
+        continue;
+      }
+      const group = groups.get(sku) ?? [];
+      group.push(record);
+      groups.set(sku, group);
+    }
+    for (const [sku, group] of groups) {
+      const errors: string[] = [];
+      const body = read(group[0].values, productColumns, errors);
+      const variants = group
+        .filter((r) => (r.values['variant.sku'] ?? '').trim() !== '')
+        .map((r) => read(r.values, variantColumns, errors));
+      if (variants.length) body.variants = variants;
+      out.push({ rows: group.map((r) => r.row), sku, body: errors.length ? null : body, errors });
+    }
+    return out.sort((a, b) => a.rows[0] - b.rows[0]);
+  },
+
+  toRecords(product: PresentedProduct): Record<string, string>[] {
+    const base: Record<string, string> = {};
+    for (const col of productColumns) base[col.name] = encode(getPath(product, col.path), col.kind);
+    const variants: Record<string, any>[] = product.variants ?? [];
+    if (variants.length === 0) return [base];
+    const inherited = product.minAlertStock ?? 5;
+    return variants.map((v) => {
+      const row = { ...base };
+      for (const col of variantColumns) row[col.name] = encode(getPath(v, col.path), col.kind);
+      // a variant's minAlertStock is presented resolved: write it only when it is its own
+      if (v.minAlertStock === inherited) row['variant.minAlertStock'] = '';
+      return row;
+    });
+  },
+};

@@ -1,0 +1,29 @@
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { AppError } from '../errors/catalog';
+import type { CsvRecord } from './layout';
+
+/** csv-parse options for every layout: BOM stripped, CRLF or LF, ragged rows tolerated, records (not lines) counted. */
+export const PARSE_OPTIONS = { bom: true, columns: true, skip_empty_lines: true, relax_column_count: true, trim: false } as const;
+
+/** Parses CSV text into records numbered as a spreadsheet shows them (header row 1). */
+export function parseCsvText(text: string): { columns: string[]; records: CsvRecord[] } {
+  let rows: Record<string, string>[];
+  try {
+    rows = parse(text, PARSE_OPTIONS) as Record<string, string>[];
+  } catch (err) {
+    throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);
+  }
+  const columns = rows.length ? Object.keys(rows[0]) : headerOf(text);
+  return { columns, records: rows.map((values, i) => ({ row: i + 2, values })) };
+}
+
+function headerOf(text: string): string[] {
+  const [first] = parse(text, { bom: true, to_line: 1 }) as string[][];
+  return first ?? [];
+}
+
+/** CSV text of records under the given columns (header first; CRLF as spreadsheets expect). */
+export function toCsvText(columns: string[], records: Record<string, string>[]): string {
+  return stringify(records, { header: true, columns, record_delimiter: '\r\n' });
+}

@@ -1,0 +1,29 @@
+import type { CsvRecord, Layout, ParsedProduct } from './layout';
+import { parseCsvText } from './parse';
+
+/** Keys that would reach an object's prototype: refused in mappings (ajv schemas also refuse them). */
+export const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+/** Renames columns as `mappings` says (CSV column → the layout's column), before the layout reads them. */
+export function applyMappings(records: CsvRecord[], mappings: Record<string, string> | undefined): CsvRecord[] {
+  const pairs = Object.entries(mappings ?? {}).filter(([from, to]) => from !== to);
+  if (!pairs.length) return records;
+  return records.map((r) => {
+    const values: Record<string, string> = Object.create(null);
+    for (const [k, v] of Object.entries(r.values)) values[k] = v;
+    for (const [from, to] of pairs) {
+      if (from in values) {
+        values[to] = values[from];
+        delete values[from];
+      }
+    }
+    return { row: r.row, values };
+  });
+}
+
+/** CSV text → the products it describes, in the given layout. */
+export function readProducts(text: string, layout: Layout, mappings?: Record<string, string>): { parsed: ParsedProduct[]; rows: number } {
+  const { records } = parseCsvText(text);
+  const parsed = layout.parse(applyMappings(records, mappings));
+  return { parsed, rows: records.length };
+}
