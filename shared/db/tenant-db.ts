@@ -1,3 +1,4 @@
+import { ObjectId } from 'mongodb';
 import type {
   AggregateOptions,
   AnyBulkWriteOperation,
@@ -51,7 +52,18 @@ export class TenantCollection<T extends TenantDoc> {
     return update;
   }
 
-  findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null> {
+  /**
+   * A lookup by `_id` alone asks the database for `{_id}` and checks the tenant here: FerretDB
+   * answers a filter of exactly `{_id}` from its primary key and scans the whole collection for
+   * anything more, while the result is the same (another tenant's document is still not found).
+   */
+  async findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null> {
+    const keys = Object.keys(filter).filter((k) => k !== 'tenantId');
+    const id = (filter as { _id?: unknown })._id;
+    if (keys.length === 1 && keys[0] === '_id' && !options?.projection && (typeof id === 'string' || id instanceof ObjectId)) {
+      const doc = (await this.collection.findOne({ _id: id } as Filter<T>, options)) as WithId<T> | null;
+      return doc && (doc as TenantDoc).tenantId === this.tenantId ? doc : null;
+    }
     return this.collection.findOne(this.scope(filter), options);
   }
 

@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { productSkus, products, type SkuClaim } from './collections';
+import { claimId, productSkus, products, type SkuClaim } from './collections';
 import { normalizeProduct, skusOf } from './normalize';
 import { crossFieldErrors, validateProductInput, validationError } from './rules';
 import type { ProductDoc, ProductInput } from './types';
@@ -39,7 +39,7 @@ export class Catalog {
 
   /** Who holds a SKU in the tenant's SKU space. */
   async skuOwner(sku: string): Promise<SkuClaim | null> {
-    return this.skus.findOne({ sku: sku.toUpperCase() });
+    return this.skus.findOne({ _id: claimId(this.tenantDb.tenantId, sku) });
   }
 
   /** Validates a body as a product: schema, cross-field rules, bundle components. Throws a 400. */
@@ -158,7 +158,7 @@ export class Catalog {
     for (const { sku, kind } of wanted) {
       for (let attempt = 0; ; attempt++) {
         try {
-          await this.skus.insertOne({ sku, kind, productId, createdAt: new Date() });
+          await this.skus.insertOne({ _id: claimId(this.tenantDb.tenantId, sku), sku, kind, productId, createdAt: new Date() });
           taken.push(sku);
           break;
         } catch (err) {
@@ -166,7 +166,7 @@ export class Catalog {
             await this.release(productId, taken);
             throw err;
           }
-          const holder = await this.skus.findOne({ sku });
+          const holder = await this.skuOwner(sku);
           if (holder?.productId === productId) break; // ours already (a retried write)
           if (holder && attempt === 0 && (await this.isOrphan(holder))) {
             await this.skus.deleteOne({ sku, productId: holder.productId });

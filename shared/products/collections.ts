@@ -24,7 +24,8 @@ export const products = defineCollection<ProductDoc>({
  */
 export interface SkuClaim {
   tenantId: string;
-  _id?: unknown;
+  /** `<tenantId>:<SKU>`, so that looking a SKU up is a primary-key read (see TenantCollection.findOne). */
+  _id: string;
   sku: string;
   productId: string;
   kind: 'product' | 'variant';
@@ -39,3 +40,7 @@ export const productSkus = defineCollection<SkuClaim>({
     { key: { tenantId: 1, productId: 1 } },
   ],
 });
+
+export function claimId(tenantId: string, sku: string): string {
+  return `${tenantId}:${sku.toUpperCase()}`;
+}

@@ -1,9 +1,11 @@
 import { AppError } from '../../errors/catalog';
 import type { Layout } from '../layout';
 import { nativeLayout } from './native';
+import { shopifyLayout } from './shopify';
+import { woocommerceLayout } from './woocommerce';
 
 /** The layouts by format: ours (native) and the two platforms whose files merchants bring. */
-const LAYOUTS: Record<string, Layout> = { native: nativeLayout };
+const LAYOUTS: Record<string, Layout> = { native: nativeLayout, shopify: shopifyLayout, woocommerce: woocommerceLayout };
 
 export const FORMATS = Object.keys(LAYOUTS);
 

@@ -165,6 +165,7 @@ export function unique<T>(items: readonly T[]): T[] {
 /** A URL slug: lower-case ASCII letters, digits and single hyphens (accents folded). */
 export function slugify(text: string): string {
   return text
+    .replace(/ß/g, 'ss')
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
@@ -266,13 +267,14 @@ export class Problems {
       return fn();
     } catch (err) {
       if (err instanceof CellError) {
-        this.list.push(`${column}: ${err.message}`);
+        this.add(`${column}: ${err.message}`);
         return undefined;
       }
       throw err;
     }
   }
+  /** Adds a message once (a cell read twice reports once). */
   add(message: string): void {
-    this.list.push(message);
+    if (!this.list.includes(message)) this.list.push(message);
   }
 }
