@@ -5,6 +5,7 @@ import type { Config } from '../shared/config';
 import { ping } from './system/ping';
 import { updateJob } from './system/update-job';
 import { rollbackOperation } from './bulk/rollback-operation';
+import { importActivities } from './csv/import-activities';
 
 export interface ActivityDeps {
   config: Config;
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ping: ping(deps.db),
     updateJob: updateJob(deps.db),
     rollbackOperation: rollbackOperation(deps.db),
+    ...importActivities(deps),
   };
 }
 

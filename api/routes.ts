@@ -3,7 +3,8 @@ import { systemRoutes } from './system/routes';
 import { productRoutes } from './products/routes';
 import { orderRoutes } from './orders/routes';
 import { csvRoutes } from './csv/routes';
+import { csvAsyncRoutes } from './csv/async';
 import { bulkRoutes } from './bulk/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...bulkRoutes, ...productRoutes, ...orderRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...productRoutes, ...orderRoutes];

@@ -2,3 +2,4 @@
 // types and pure code from shared/ (test/unit/workflow-imports.test.ts keeps it so).
 export { pingWorkflow } from './system/ping.workflow';
 export { rollbackWorkflow } from './bulk/rollback.workflow';
+export { csvImportWorkflow } from './csv/import.workflow';

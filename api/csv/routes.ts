@@ -12,6 +12,7 @@ import { parseProductId } from '../../shared/products/catalog';
 import { STATUSES } from '../../shared/products/schema';
 import type { ProductDoc } from '../../shared/products/types';
 import type { JsonSchema } from '../../shared/validation';
+import { startAsyncImport } from './async';
 
 /** The synchronous import takes CSV text in the body, up to this size; larger files go through the async flow. */
 export const SYNC_MAX_BYTES = 2 * 1024 * 1024;
@@ -251,7 +252,3 @@ export const csvRoutes = defineRoutes([
     },
   },
 ]);
-
-async function startAsyncImport(_ctx: AppContext, _s3Key: string, _config: Record<string, unknown>): Promise<void> {
-  throw new AppError(501, 'not-implemented', 'The async import is not available yet; send content for a synchronous import');
-}

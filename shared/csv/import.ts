@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { BulkOperations } from '../bulk/operations';
+import { BulkOperations, bulkOperationItems } from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { Catalog } from '../products/catalog';
@@ -152,18 +152,34 @@ export function countPlans(plans: Plan[]): ImportCounts & { errors: RowError[] }
  * errors; the others go on. Returns the counts as they ended and the operation id (null when
  * nothing changed).
  */
-export async function applyImport(tenantDb: TenantDb, plans: Plan[], opts: ImportOptions): Promise<{ counts: ImportCounts; errors: RowError[]; operationId: string | null }> {
+export async function applyImport(
+  tenantDb: TenantDb,
+  plans: Plan[],
+  opts: ImportOptions & { /** An async job's chunks share one operation, named after the job. */ operationId?: string; finish?: boolean },
+): Promise<{ counts: ImportCounts; errors: RowError[]; operationId: string | null }> {
   const catalog = new Catalog(tenantDb);
   const ops = new BulkOperations(tenantDb);
   const result = countPlans(plans);
   const { errors, ...counts } = result;
+  if (opts.operationId) {
+    // A retried chunk finds its earlier writes unchanged: count them as what they were.
+    const skus = plans.filter((p) => p.kind === 'skip').map((p) => p.parsed.sku).filter((s): s is string => Boolean(s));
+    const recorded = new Map((await tenantDb.collection(bulkOperationItems).find({ operationId: opts.operationId, sku: { $in: skus } }).toArray()).map((i) => [i.sku, i.action]));
+    for (const plan of plans) {
+      const action = plan.kind === 'skip' && plan.parsed.sku ? recorded.get(plan.parsed.sku) : undefined;
+      if (action === 'created' || action === 'updated') {
+        counts.skipped -= plan.parsed.rows.length;
+        counts[action] += plan.parsed.rows.length;
+      }
+    }
+  }
   if (!opts.skipErrorRows && counts.failed > 0) {
     // all or nothing: one bad row means no row is written
     return { counts: { ...counts, created: 0, updated: 0, skipped: counts.totalProcessed - counts.failed }, errors, operationId: null };
   }
   const writes = plans.filter((p) => p.kind === 'create' || p.kind === 'update');
-  if (writes.length === 0) return { counts, errors, operationId: null };
-  const operationId = await ops.start({ type: 'csv-import', operationName: opts.operationName, actor: opts.actor, source: opts.source });
+  if (writes.length === 0 && !opts.operationId) return { counts, errors, operationId: null };
+  const operationId = await ops.start({ id: opts.operationId, type: 'csv-import', operationName: opts.operationName, actor: opts.actor, source: opts.source });
   for (let i = 0; i < writes.length; i += opts.batchSize) {
     for (const plan of writes.slice(i, i + opts.batchSize)) {
       const rows = plan.parsed.rows.length;
@@ -184,7 +200,7 @@ export async function applyImport(tenantDb: TenantDb, plans: Plan[], opts: Impor
       }
     }
   }
-  await ops.finish(operationId, 'completed', counts);
+  if (opts.finish !== false) await ops.finish(operationId, 'completed', counts);
   errors.sort((a, b) => a.row - b.row);
   return { counts, errors, operationId };
 }

@@ -4,6 +4,7 @@ import { jobs } from '../jobs/collection';
 import { products, productSkus } from '../products/collections';
 import { orderComments, orders } from '../orders/collections';
 import { bulkOperationItems, bulkOperations } from '../bulk/operations';
+import { importErrors, importStaging } from '../csv/jobs';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors];

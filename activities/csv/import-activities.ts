@@ -1,0 +1,103 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { heartbeat } from '@temporalio/activity';
+import type { ActivityDeps } from '../index';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { BulkOperations } from '../../shared/bulk/operations';
+import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
+import { ASYNC_LIMITS, importErrors, importStaging, readObjectText, type ImportConfig } from '../../shared/csv/jobs';
+import { layoutFor } from '../../shared/csv/layouts/index';
+import { toCsvText } from '../../shared/csv/parse';
+import { readProducts } from '../../shared/csv/read';
+import { AppError } from '../../shared/errors/catalog';
+
+export interface ImportJobRef {
+  tenantId: string;
+  jobId: string;
+}
+
+export interface StageResult {
+  groups: number;
+  totalRows: number;
+  structuralErrors: string[];
+  exceedsRowCap: boolean;
+  exceedsVariantCap: boolean;
+}
+
+/**
+ * The async import's activities. Every one is safe to run again: staging replaces the job's
+ * staged rows, a chunk re-plans against the current catalog (its earlier writes then read as
+ * unchanged and are counted as what the operation recorded), errors are keyed by row.
+ */
+export function importActivities({ db, s3, config }: ActivityDeps) {
+  const bucket = config.s3.bucket;
+  return {
+    /** Reads the uploaded file once, groups its rows into products and stages them. */
+    async stageImport(ref: ImportJobRef & { s3Key: string; config: ImportConfig }): Promise<StageResult> {
+      const tenantDb = new TenantDb(db, ref.tenantId);
+      const staging = tenantDb.collection(importStaging);
+      await staging.deleteMany({ jobId: ref.jobId });
+      let parsed;
+      try {
+        const text = await readObjectText(s3, bucket, ref.s3Key);
+        parsed = readProducts(text, layoutFor(ref.config.format), ref.config.mappings);
+      } catch (err) {
+        if (err instanceof AppError) return { groups: 0, totalRows: 0, structuralErrors: [err.message], exceedsRowCap: false, exceedsVariantCap: false };
+        throw err;
+      }
+      const exceedsRowCap = parsed.rows > ASYNC_LIMITS.maxRows;
+      const exceedsVariantCap = parsed.parsed.some((p) => p.rows.length > ASYNC_LIMITS.maxVariantsPerProduct);
+      if (exceedsRowCap || exceedsVariantCap) return { groups: 0, totalRows: parsed.rows, structuralErrors: [], exceedsRowCap, exceedsVariantCap };
+      for (let i = 0; i < parsed.parsed.length; i += 500) {
+        await staging.insertMany(parsed.parsed.slice(i, i + 500).map((p, j) => ({ _id: `${ref.jobId}:${i + j}`, jobId: ref.jobId, index: i + j, parsed: p })));
+        heartbeat(i);
+      }
+      return { groups: parsed.parsed.length, totalRows: parsed.rows, structuralErrors: [], exceedsRowCap, exceedsVariantCap };
+    },
+
+    /** Plans (and, unless `dryRun`, applies) staged products [from, to); failed rows go to the error list. */
+    async importChunk(ref: ImportJobRef & { from: number; to: number; config: ImportConfig; operationId: string; actor: string; dryRun: boolean }): Promise<ImportCounts> {
+      const tenantDb = new TenantDb(db, ref.tenantId);
+      const staged = await tenantDb.collection(importStaging).find({ jobId: ref.jobId, index: { $gte: ref.from, $lt: ref.to } }, { sort: { index: 1 } }).toArray();
+      const plans = await planImport(tenantDb, staged.map((s) => s.parsed), ref.config);
+      heartbeat();
+      const { counts, errors } = ref.dryRun
+        ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))
+        : await applyImport(tenantDb, plans, {
+            ...ref.config,
+            skipErrorRows: true,
+            batchSize: ASYNC_LIMITS.chunkSize,
+            actor: ref.actor,
+            source: { mode: 'async', jobId: ref.jobId, format: ref.config.format },
+            operationId: ref.operationId,
+            finish: false,
+          });
+      if (errors.length) {
+        await tenantDb.collection(importErrors).bulkWrite(
+          errors.map((e) => ({ updateOne: { filter: { _id: `${ref.jobId}:${e.row}` }, update: { $set: { jobId: ref.jobId, row: e.row, sku: e.sku, message: e.message } }, upsert: true } })),
+        );
+      }
+      return counts;
+    },
+
+    /** Closes the operation, writes the error report (row, sku, every error of the row) and drops the staging. */
+    async finishImport(ref: ImportJobRef & { operationId: string; counts: ImportCounts; wrote: boolean }): Promise<{ errorReportKey: string | null }> {
+      const tenantDb = new TenantDb(db, ref.tenantId);
+      const ops = new BulkOperations(tenantDb);
+      const op = await ops.get(ref.operationId);
+      if (op && op.status === 'processing') {
+        if (ref.counts.created + ref.counts.updated > 0) await ops.finish(ref.operationId, 'completed', ref.counts);
+        else await ops.finish(ref.operationId, 'failed', ref.counts); // it changed nothing: nothing to roll back
+      }
+      const errors = await tenantDb.collection(importErrors).find({ jobId: ref.jobId }, { sort: { row: 1 } }).toArray();
+      let errorReportKey: string | null = null;
+      if (errors.length) {
+        errorReportKey = `reports/${ref.tenantId}/${ref.jobId}-errors.csv`;
+        const body = toCsvText(['row', 'sku', 'errors'], errors.map((e) => ({ row: String(e.row), sku: e.sku ?? '', errors: e.message })));
+        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: errorReportKey, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' }));
+      }
+      await tenantDb.collection(importStaging).deleteMany({ jobId: ref.jobId });
+      return { errorReportKey };
+    },
+  };
+}
+

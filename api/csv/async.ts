@@ -1,0 +1,187 @@
+import { defineRoutes } from '../route';
+import { tenantOf, type AppContext } from '../context';
+import { AppError } from '../../shared/errors/catalog';
+import { newId } from '../../shared/ids';
+import { jobs as jobRecords, type JobRecord } from '../../shared/jobs/collection';
+import { planImport, countPlans } from '../../shared/csv/import';
+import {
+  ASYNC_LIMITS,
+  checkUploadedObject,
+  checkUploadKey,
+  CONFIG_ALLOWLIST,
+  JOB_RATE,
+  presignDownload,
+  readObjectText,
+  uploadPrefix,
+  type ImportConfig,
+} from '../../shared/csv/jobs';
+import { layoutFor } from '../../shared/csv/layouts/index';
+import { FORBIDDEN_KEYS, readProducts } from '../../shared/csv/read';
+import { MAX_UPLOAD_BYTES, presignUpload, UPLOAD_URL_TTL_SECONDS } from '../../shared/s3/client';
+import { compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import type { CsvImportInput, ImportProgress } from '../../workflows/csv/import.workflow';
+
+const configSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: true, // keys outside the allowlist are dropped, not refused (caps are the server's)
+  properties: {
+    format: { type: 'string' },
+    mappings: { type: 'object', propertyNames: { not: { enum: FORBIDDEN_KEYS } }, additionalProperties: { type: 'string', minLength: 1 } },
+    fieldsToUpdate: { type: 'array', items: { type: 'string' } },
+    skipErrorRows: { type: 'boolean', default: true },
+    operationName: { type: 'string', maxLength: 200 },
+    createIfNotExists: { type: 'boolean', default: false },
+    enableSideEffects: { type: 'boolean', default: false },
+  },
+};
+
+/** The config as the server accepts it: allowlisted keys, checked types, server caps. */
+export function sanitizeConfig(raw: unknown): ImportConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AppError(400, 'bad-request/invalid-config', 'config must be an object', { field: 'config' });
+  const picked: Record<string, unknown> = {};
+  for (const key of CONFIG_ALLOWLIST) if (key in raw) picked[key] = (raw as Record<string, unknown>)[key];
+  const validate = compile(configSchema);
+  if (!validate(picked)) {
+    const fe = toFieldErrors(validate.errors, 'config');
+    throw new AppError(400, 'bad-request/invalid-config', `Invalid config: ${summarize(fe)}`, { field: fe[0]?.field, fieldErrors: fe });
+  }
+  const config = picked as unknown as ImportConfig;
+  config.format ??= 'native';
+  layoutFor(config.format, 'bad-request/invalid-config');
+  return config;
+}
+
+/** 429 when the tenant has too many async jobs running, or started too many this hour. */
+async function checkRate(ctx: AppContext): Promise<void> {
+  const col = tenantOf(ctx).tenantDb.collection(jobRecords);
+  const types = ['csv-import', 'csv-export'];
+  const [running, lastHour] = await Promise.all([
+    col.countDocuments({ type: { $in: types }, status: { $in: ['queued', 'processing'] } }),
+    col.countDocuments({ type: { $in: types }, createdAt: { $gte: new Date(Date.now() - 3600_000) } }),
+  ]);
+  if (running >= JOB_RATE.concurrent) {
+    throw new AppError(429, 'rate-limited', `${running} async jobs are running (limit ${JOB_RATE.concurrent}); retry when one ends`, {}, { 'Retry-After': '30' });
+  }
+  if (lastHour >= JOB_RATE.perHour) {
+    throw new AppError(429, 'rate-limited', `${lastHour} async jobs were started in the last hour (limit ${JOB_RATE.perHour})`, {}, { 'Retry-After': '600' });
+  }
+}
+
+export async function startAsyncImport(ctx: AppContext, s3Key: string, rawConfig: unknown): Promise<void> {
+  const { principal, tenantDb } = tenantOf(ctx);
+  checkUploadKey(tenantDb.tenantId, s3Key);
+  const config = sanitizeConfig(rawConfig);
+  await checkUploadedObject(ctx.deps.s3, ctx.deps.config.s3.bucket, s3Key);
+  const idempotencyKey = ctx.get('idempotency-key') || undefined;
+  // a retried start (same Idempotency-Key) answers with its job, whatever the rate
+  const repeated = idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type: 'csv-import', idempotencyKey }));
+  if (!repeated) await checkRate(ctx);
+  const { job } = await ctx.deps.jobs.start(tenantDb, {
+    type: 'csv-import',
+    prefix: 'csvimp',
+    workflowType: 'csvImportWorkflow',
+    idempotencyKey,
+    input: { s3Key, config },
+    args: (jobId): [CsvImportInput] => [
+      { tenantId: tenantDb.tenantId, jobId, s3Key, config, actor: principal.keyId, operationId: `bop_${jobId}`, chunkSize: ASYNC_LIMITS.chunkSize },
+    ],
+  });
+  ctx.status = 202;
+  ctx.body = { jobId: job._id };
+}
+
+async function jobOf(ctx: AppContext, type: string): Promise<JobRecord> {
+  const job = await ctx.deps.jobs.get(tenantOf(ctx).tenantDb, ctx.params.jobId, type);
+  if (!job) throw new AppError(404, 'not-found', `No job ${ctx.params.jobId}`);
+  return job;
+}
+
+export const csvAsyncRoutes = defineRoutes([
+  {
+    method: 'post',
+    path: '/products/bulk/csv/upload-url',
+    summary: `A presigned POST for one CSV upload: ${UPLOAD_URL_TTL_SECONDS} s, 1 byte to ${MAX_UPLOAD_BYTES} bytes, server-side encryption enforced, key chosen by the server`,
+    tags: ['csv'],
+    auth: { scopes: ['products:import'] },
+    responses: { 200: { description: '`{url, fields, s3Key, expiresIn, maxBytes}`: POST the file as multipart/form-data with `fields` then `file`' } },
+    handler: async (ctx) => {
+      const { tenantDb } = tenantOf(ctx);
+      const s3Key = `${uploadPrefix(tenantDb.tenantId)}${newId('upl')}.csv`;
+      const { url, fields } = await presignUpload(ctx.deps.s3, ctx.deps.config.s3.bucket, s3Key);
+      ctx.body = { url, fields, s3Key, expiresIn: UPLOAD_URL_TTL_SECONDS, maxBytes: MAX_UPLOAD_BYTES };
+    },
+  },
+  {
+    method: 'post',
+    path: '/products/bulk/csv/validate',
+    summary: 'Check an uploaded CSV without importing it',
+    tags: ['csv'],
+    auth: { scopes: ['products:import'] },
+    body: { type: 'object', additionalProperties: false, required: ['s3Key'], properties: { s3Key: { type: 'string', minLength: 1 }, config: { type: 'object' } } },
+    responses: { 200: { description: '`{rows, validRows, invalidRows[{row, sku, errors[]}], exceedsRowCap, exceedsVariantCap, structuralErrors[]}`' } },
+    handler: async (ctx) => {
+      const { tenantDb } = tenantOf(ctx);
+      const body = ctx.request.body as { s3Key: string; config?: unknown };
+      checkUploadKey(tenantDb.tenantId, body.s3Key);
+      const config = sanitizeConfig(body.config ?? {});
+      await checkUploadedObject(ctx.deps.s3, ctx.deps.config.s3.bucket, body.s3Key);
+      const text = await readObjectText(ctx.deps.s3, ctx.deps.config.s3.bucket, body.s3Key);
+      let parsed;
+      try {
+        parsed = readProducts(text, layoutFor(config.format), config.mappings);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        ctx.body = { rows: 0, validRows: 0, invalidRows: [], exceedsRowCap: false, exceedsVariantCap: false, structuralErrors: [err.message] };
+        return;
+      }
+      // validation only: new products are checked as creations whatever createIfNotExists says
+      const plans = await planImport(tenantDb, parsed.parsed, { ...config, createIfNotExists: true });
+      const { errors } = countPlans(plans);
+      const byRow = new Map<number, { row: number; sku: string | null; errors: string[] }>();
+      for (const e of errors) byRow.set(e.row, { row: e.row, sku: e.sku, errors: e.message.split('; ') });
+      ctx.body = {
+        rows: parsed.rows,
+        validRows: parsed.rows - byRow.size,
+        invalidRows: [...byRow.values()],
+        exceedsRowCap: parsed.rows > ASYNC_LIMITS.maxRows,
+        exceedsVariantCap: parsed.parsed.some((p) => p.rows.length > ASYNC_LIMITS.maxVariantsPerProduct),
+        structuralErrors: [],
+      };
+    },
+  },
+  {
+    method: 'get',
+    path: '/products/bulk/csv/import/:jobId',
+    summary: 'Status of an async import, with live progress',
+    tags: ['csv'],
+    auth: { scopes: ['products:read'] },
+    responses: { 200: { description: '`{jobId, status, percent, processedRows, totalRows, created, updated, failed, skipped, errorReportUrl}`' }, 404: { description: 'not-found' } },
+    handler: async (ctx) => {
+      const job = await jobOf(ctx, 'csv-import');
+      let progress = job.result as (ImportProgress & { errorReportKey?: string | null }) | null;
+      if (!progress) {
+        // running: ask the workflow
+        progress = await ctx.deps.temporal.workflow
+          .getHandle(job.workflowId)
+          .query<ImportProgress>('progress')
+          .catch(() => null);
+      }
+      const p = progress ?? { status: job.status, totalRows: 0, processedRows: 0, created: 0, updated: 0, failed: 0, skipped: 0, percent: 0 };
+      const finished = ['completed', 'failed', 'cancelled'].includes(job.status);
+      const reportKey = (progress as { errorReportKey?: string | null } | null)?.errorReportKey;
+      ctx.body = {
+        jobId: job._id,
+        status: finished ? job.status : p.status === 'completed' ? 'processing' : p.status,
+        percent: p.percent,
+        processedRows: p.processedRows,
+        totalRows: p.totalRows,
+        created: p.created,
+        updated: p.updated,
+        failed: p.failed,
+        skipped: p.skipped,
+        errorReportUrl: finished && reportKey ? await presignDownload(ctx.deps.s3, ctx.deps.config.s3.bucket, reportKey, `${job._id}-errors.csv`) : null,
+        ...(job.error ? { error: job.error } : {}),
+      };
+    },
+  },
+]);

@@ -1,0 +1,85 @@
+import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { ImportConfig } from '../../shared/csv/jobs';
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
+export interface ImportProgress {
+  status: 'queued' | 'processing' | 'completed' | 'failed';
+  totalRows: number;
+  processedRows: number;
+  created: number;
+  updated: number;
+  failed: number;
+  skipped: number;
+  percent: number;
+}
+
+export const importProgress = defineQuery<ImportProgress>('progress');
+
+export interface CsvImportInput {
+  tenantId: string;
+  jobId: string;
+  s3Key: string;
+  config: ImportConfig;
+  actor: string;
+  /** The bulk operation the job's changes are recorded in (one per job). */
+  operationId: string;
+  chunkSize: number;
+}
+
+/**
+ * An async CSV import: stage the file's products once, then apply them chunk by chunk. Progress
+ * is kept here and answered by the `progress` query; a killed worker resumes at the chunk it
+ * was in, and each chunk is idempotent, so every row is counted once.
+ */
+export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportProgress & { errorReportKey: string | null; structuralErrors: string[] }> {
+  const ref = { tenantId: input.tenantId, jobId: input.jobId };
+  const p: ImportProgress = { status: 'processing', totalRows: 0, processedRows: 0, created: 0, updated: 0, failed: 0, skipped: 0, percent: 0 };
+  setHandler(importProgress, () => p);
+  await acts.updateJob({ ...ref, status: 'processing' });
+
+  const staged = await acts.stageImport({ ...ref, s3Key: input.s3Key, config: input.config });
+  p.totalRows = staged.totalRows;
+  const structuralErrors = [...staged.structuralErrors];
+  if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
+  if (staged.exceedsVariantCap) structuralErrors.push('a product has more rows (variants) than the cap');
+
+  const chunks: [number, number][] = [];
+  for (let from = 0; from < staged.groups; from += input.chunkSize) chunks.push([from, Math.min(from + input.chunkSize, staged.groups)]);
+
+  // skipErrorRows false: a dry pass first; one bad row means nothing is written
+  let write = structuralErrors.length === 0;
+  if (write && !input.config.skipErrorRows) {
+    let failed = 0;
+    for (const [from, to] of chunks) failed += (await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: true })).failed;
+    write = failed === 0;
+    if (!write) {
+      p.failed = failed;
+      p.skipped = p.totalRows - failed;
+      p.processedRows = p.totalRows;
+    }
+  }
+  if (write) {
+    for (const [from, to] of chunks) {
+      const c = await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: false });
+      p.created += c.created;
+      p.updated += c.updated;
+      p.failed += c.failed;
+      p.skipped += c.skipped;
+      p.processedRows += c.totalProcessed;
+      p.percent = p.totalRows ? Math.floor((p.processedRows / p.totalRows) * 100) : 100;
+    }
+  }
+  const counts = { totalProcessed: p.processedRows, created: p.created, updated: p.updated, skipped: p.skipped, failed: p.failed };
+  const { errorReportKey } = await acts.finishImport({ ...ref, operationId: input.operationId, counts, wrote: write });
+  p.status = structuralErrors.length ? 'failed' : 'completed';
+  p.percent = 100;
+  const result = { ...p, errorReportKey, structuralErrors };
+  await acts.updateJob({ ...ref, status: p.status, result: { ...result }, ...(structuralErrors.length ? { error: structuralErrors.join('; ') } : {}) });
+  return result;
+}
