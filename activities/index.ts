@@ -6,6 +6,7 @@ import { ping } from './system/ping';
 import { updateJob } from './system/update-job';
 import { rollbackOperation } from './bulk/rollback-operation';
 import { importActivities } from './csv/import-activities';
+import { exportCsv } from './csv/export-csv';
 
 export interface ActivityDeps {
   config: Config;
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     updateJob: updateJob(deps.db),
     rollbackOperation: rollbackOperation(deps.db),
     ...importActivities(deps),
+    exportCsv: exportCsv(deps),
   };
 }
 

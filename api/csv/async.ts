@@ -20,6 +20,12 @@ import { FORBIDDEN_KEYS, readProducts } from '../../shared/csv/read';
 import { MAX_UPLOAD_BYTES, presignUpload, UPLOAD_URL_TTL_SECONDS } from '../../shared/s3/client';
 import { compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 import type { CsvImportInput, ImportProgress } from '../../workflows/csv/import.workflow';
+import type { ExportInput, ExportResult } from '../../activities/csv/export-csv';
+import { selectionFilter, type Selection } from '../../shared/csv/select';
+import { STATUSES } from '../../shared/products/schema';
+
+/** Most productIds an async export takes. */
+export const MAX_EXPORT_IDS = 5000;
 
 const configSchema: JsonSchema = {
   type: 'object',
@@ -180,6 +186,82 @@ export const csvAsyncRoutes = defineRoutes([
         failed: p.failed,
         skipped: p.skipped,
         errorReportUrl: finished && reportKey ? await presignDownload(ctx.deps.s3, ctx.deps.config.s3.bucket, reportKey, `${job._id}-errors.csv`) : null,
+        ...(job.error ? { error: job.error } : {}),
+      };
+    },
+  },
+  {
+    method: 'post',
+    path: '/products/bulk/csv/export',
+    summary: `Export products as CSV, asynchronously (a job; at most ${MAX_EXPORT_IDS} productIds)`,
+    tags: ['csv'],
+    auth: { scopes: ['products:export'] },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['format', 'selection'],
+      properties: {
+        format: { type: 'string' },
+        selection: { type: 'string', description: 'selected, filter or all' },
+        productIds: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'ids or SKUs' },
+        filters: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            q: { type: 'string' },
+            status: { type: 'array', items: { type: 'string', enum: STATUSES } },
+            category: { type: 'string' },
+            brands: { type: 'array', items: { type: 'string' } },
+            minPrice: { type: 'number', minimum: 0 },
+            maxPrice: { type: 'number', minimum: 0 },
+            tags: { type: 'array', items: { type: 'string' } },
+            channelId: { type: 'string' },
+          },
+        },
+      },
+    },
+    responses: { 202: { description: '`{jobId}`' }, 400: { description: 'unsupported-format, invalid-selection, missing-products, missing-filters, too-many-products' } },
+    handler: async (ctx) => {
+      const { tenantDb } = tenantOf(ctx);
+      const body = ctx.request.body as unknown as Selection & { format: string };
+      layoutFor(body.format);
+      if ((body.productIds?.length ?? 0) > MAX_EXPORT_IDS) throw new AppError(400, 'too-many-products', `At most ${MAX_EXPORT_IDS} productIds`, { field: 'productIds' });
+      selectionFilter(body); // the selection's own errors, before a job exists
+      const idempotencyKey = ctx.get('idempotency-key') || undefined;
+      const repeated = idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type: 'csv-export', idempotencyKey }));
+      if (!repeated) await checkRate(ctx);
+      const { job } = await ctx.deps.jobs.start(tenantDb, {
+        type: 'csv-export',
+        prefix: 'csvexp',
+        workflowType: 'csvExportWorkflow',
+        idempotencyKey,
+        input: { format: body.format, selection: body.selection },
+        args: (jobId): [ExportInput] => [{ tenantId: tenantDb.tenantId, jobId, format: body.format, selection: body.selection, productIds: body.productIds, filters: body.filters }],
+      });
+      ctx.status = 202;
+      ctx.body = { jobId: job._id };
+    },
+  },
+  {
+    method: 'get',
+    path: '/products/bulk/csv/export/:jobId',
+    summary: 'Status of an async export; downloadUrl (a time-limited link that needs no key) once finished',
+    tags: ['csv'],
+    auth: { scopes: ['products:read'] },
+    responses: { 200: { description: '`{jobId, status, percent, processedRows, totalRows, count, downloadUrl}`' }, 404: { description: 'not-found' } },
+    handler: async (ctx) => {
+      const job = await jobOf(ctx, 'csv-export');
+      const r = (job.result ?? {}) as Partial<ExportResult>;
+      const total = r.totalRows ?? 0;
+      const done = job.status === 'completed';
+      ctx.body = {
+        jobId: job._id,
+        status: job.status,
+        percent: done ? 100 : total ? Math.floor(((r.processedRows ?? 0) / total) * 100) : 0,
+        processedRows: r.processedRows ?? 0,
+        totalRows: total,
+        count: r.count ?? 0,
+        ...(done && r.key ? { downloadUrl: await presignDownload(ctx.deps.s3, ctx.deps.config.s3.bucket, r.key, `products-${job._id}.csv`) } : {}),
         ...(job.error ? { error: job.error } : {}),
       };
     },

@@ -7,8 +7,8 @@ import { toCsvText } from '../../shared/csv/parse';
 import { FORBIDDEN_KEYS, readProducts } from '../../shared/csv/read';
 import { products } from '../../shared/products/collections';
 import { presentProduct } from '../../shared/products/present';
-import { buildFilter, type ProductFilters } from '../../shared/products/query';
-import { parseProductId } from '../../shared/products/catalog';
+import type { ProductFilters } from '../../shared/products/query';
+import { selectionFilter, type Selection } from '../../shared/csv/select';
 import { STATUSES } from '../../shared/products/schema';
 import type { ProductDoc } from '../../shared/products/types';
 import type { JsonSchema } from '../../shared/validation';
@@ -103,21 +103,9 @@ function read(ctx: AppContext, body: { content: string; format?: string; mapping
 
 const listOf = (plans: Plan[], kind: Plan['kind']) => plans.filter((p) => p.kind === kind);
 
-/** Resolves an export selection to products; the errors are the spec's CSV export codes. */
-export async function selectProducts(ctx: AppContext, body: { selection: string; productIds?: string[]; filters?: Omit<ProductFilters, never> }, max: number): Promise<ProductDoc[]> {
-  const col = tenantOf(ctx).tenantDb.collection(products);
-  if (!['selected', 'filter', 'all'].includes(body.selection)) throw new AppError(400, 'invalid-selection', 'selection must be selected, filter or all', { field: 'selection' });
-  if (body.selection === 'selected' && !body.productIds?.length) throw new AppError(400, 'missing-products', 'selection "selected" needs productIds', { field: 'productIds' });
-  if (body.selection === 'filter' && !body.filters) throw new AppError(400, 'missing-filters', 'selection "filter" needs filters', { field: 'filters' });
-  let filter = {};
-  if (body.selection === 'selected') {
-    const ids = body.productIds!.map(parseProductId).filter((x) => x !== null);
-    const skus = body.productIds!.map((s) => s.toUpperCase());
-    filter = { $or: [{ _id: { $in: ids } }, { sku: { $in: skus } }] };
-  } else if (body.selection === 'filter') {
-    filter = buildFilter(body.filters!).filter;
-  }
-  return (await col.find(filter, { sort: { sku: 1 }, limit: max + 1 }).toArray()) as ProductDoc[];
+/** Resolves an export selection to (at most max + 1) products. */
+export async function selectProducts(ctx: AppContext, body: Selection, max: number): Promise<ProductDoc[]> {
+  return (await tenantOf(ctx).tenantDb.collection(products).find(selectionFilter(body), { sort: { sku: 1 }, limit: max + 1 }).toArray()) as ProductDoc[];
 }
 
 export function csvOf(docs: ProductDoc[], formatName: string): string {

@@ -156,3 +156,51 @@ describe('errors', () => {
     expect(res.headers.get('retry-after')).toBe('30');
   });
 });
+
+describe('async export', () => {
+  async function exported(jobId: string, k = key) {
+    for (let i = 0; i < 300; i++) {
+      const res = await http(apiUrl, 'GET', `/products/bulk/csv/export/${jobId}`, { key: k });
+      expect(res.status).toBe(200);
+      if (res.body.status === 'completed' || res.body.status === 'failed') return res.body;
+      expect(res.body.downloadUrl).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error('export did not finish');
+  }
+
+  test('a job streams the selection to the object store; the download needs no key; importing it changes nothing', async () => {
+    const t = await deps.tenantWithKey();
+    const skus = [sku(), sku(), sku()];
+    for (const s of skus) await http(apiUrl, 'POST', '/products', { key: t.key, body: { sku: s, title: { value: s }, price: 2, brand: 'Exported' } });
+    const started = await http(apiUrl, 'POST', '/products/bulk/csv/export', { key: t.key, body: { format: 'native', selection: 'filter', filters: { brands: ['Exported'] } } });
+    expect(started.status).toBe(202);
+    expect(started.body.jobId).toMatch(/^csvexp_/);
+    const status = await exported(started.body.jobId, t.key);
+    expect(status).toMatchObject({ status: 'completed', percent: 100, count: 3, totalRows: 3, processedRows: 3 });
+    const file = await fetch(status.downloadUrl);
+    expect(file.status).toBe(200);
+    const text = await file.text();
+    for (const s of skus) expect(text).toContain(s);
+    const again = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key: t.key, body: { content: text } });
+    expect(again.body).toMatchObject({ totalProcessed: 3, skipped: 3, created: 0, updated: 0, errors: [] });
+  });
+
+  test.each([
+    [{ format: 'xml', selection: 'all' }, 'unsupported-format'],
+    [{ format: 'native', selection: 'everything' }, 'invalid-selection'],
+    [{ format: 'native', selection: 'selected' }, 'missing-products'],
+    [{ format: 'native', selection: 'filter' }, 'missing-filters'],
+    [{ format: 'native', selection: 'selected', productIds: Array.from({ length: 5001 }, (_, i) => `S${i}`) }, 'too-many-products'],
+  ])('%j → 400 %s', async (body, code) => {
+    expectError(await http(apiUrl, 'POST', '/products/bulk/csv/export', { key, body }), 400, code);
+  });
+
+  test("unknown or another tenant's export job → 404", async () => {
+    expectError(await http(apiUrl, 'GET', '/products/bulk/csv/export/csvexp_NOPE', { key }), 404, 'not-found');
+    const started = await http(apiUrl, 'POST', '/products/bulk/csv/export', { key, body: { format: 'native', selection: 'all' } });
+    const other = await deps.tenantWithKey();
+    expectError(await http(apiUrl, 'GET', `/products/bulk/csv/export/${started.body.jobId}`, { key: other.key }), 404, 'not-found');
+    await exported(started.body.jobId);
+  });
+});

@@ -1,0 +1,19 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { ExportInput } from '../../activities/csv/export-csv';
+
+const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry: { maximumAttempts: 10 } });
+
+/** An async CSV export: one streaming activity, then the job record says where the file is. */
+export async function csvExportWorkflow(input: ExportInput) {
+  const ref = { tenantId: input.tenantId, jobId: input.jobId };
+  await acts.updateJob({ ...ref, status: 'processing' });
+  try {
+    const result = await acts.exportCsv(input);
+    await acts.updateJob({ ...ref, status: 'completed', result: { ...result } });
+    return result;
+  } catch (err) {
+    await acts.updateJob({ ...ref, status: 'failed', error: (err as Error).message });
+    throw err;
+  }
+}
