@@ -4,7 +4,8 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { BulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
-import { ASYNC_LIMITS, importErrors, importStaging, readObjectText, type ImportConfig } from '../../shared/csv/jobs';
+import { ASYNC_LIMITS, importErrors, importStaging, readObjectText, type ImportConfig, type StagedProduct } from '../../shared/csv/jobs';
+import { isDuplicateKeyError } from '../../shared/db/mongo';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { toCsvText } from '../../shared/csv/parse';
 import { readProducts } from '../../shared/csv/read';
@@ -57,9 +58,15 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
     /** Plans (and, unless `dryRun`, applies) staged products [from, to); failed rows go to the error list. */
     async importChunk(ref: ImportJobRef & { from: number; to: number; config: ImportConfig; operationId: string; actor: string; dryRun: boolean }): Promise<ImportCounts> {
       const tenantDb = new TenantDb(db, ref.tenantId);
-      const staged = await tenantDb.collection(importStaging).find({ jobId: ref.jobId, index: { $gte: ref.from, $lt: ref.to } }, { sort: { index: 1 } }).toArray();
-      const plans = await planImport(tenantDb, staged.map((s) => s.parsed), ref.config);
-      heartbeat();
+      // by _id, one by one: a primary-key read each, where a range query would scan the staging
+      const staging = tenantDb.collection(importStaging);
+      const staged: StagedProduct[] = [];
+      for (let i = ref.from; i < ref.to; i += 50) {
+        const ids = Array.from({ length: Math.min(50, ref.to - i) }, (_, j) => `${ref.jobId}:${i + j}`);
+        for (const doc of await Promise.all(ids.map((_id) => staging.findOne({ _id })))) if (doc) staged.push(doc);
+      }
+      const beat = () => heartbeat(ref.from);
+      const plans = await planImport(tenantDb, staged.map((s) => s.parsed), { ...ref.config, onProgress: beat });
       const { counts, errors } = ref.dryRun
         ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))
         : await applyImport(tenantDb, plans, {
@@ -70,11 +77,16 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
             source: { mode: 'async', jobId: ref.jobId, format: ref.config.format },
             operationId: ref.operationId,
             finish: false,
+            onProgress: beat,
           });
       if (errors.length) {
-        await tenantDb.collection(importErrors).bulkWrite(
-          errors.map((e) => ({ updateOne: { filter: { _id: `${ref.jobId}:${e.row}` }, update: { $set: { jobId: ref.jobId, row: e.row, sku: e.sku, message: e.message } }, upsert: true } })),
-        );
+        // keyed by row: a retried chunk's errors are already there
+        await tenantDb
+          .collection(importErrors)
+          .insertMany(errors.map((e) => ({ _id: `${ref.jobId}:${e.row}`, jobId: ref.jobId, row: e.row, sku: e.sku, message: e.message })), { ordered: false })
+          .catch((err) => {
+            if (!isDuplicateKeyError(err)) throw err;
+          });
       }
       return counts;
     },

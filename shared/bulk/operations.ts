@@ -1,5 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
+import { isDuplicateKeyError } from '../db/mongo';
 import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
 import { products } from '../products/collections';
@@ -88,8 +89,13 @@ export class BulkOperations {
 
   async record(operationId: string, item: Omit<BulkOperationItem, '_id' | 'tenantId' | 'operationId'>): Promise<void> {
     const _id = `${operationId}:${item.productId}`;
-    // the first before-image of a product in an operation is the one to restore
-    await this.items.updateOne({ _id }, { $setOnInsert: { operationId, productId: item.productId, sku: item.sku, before: item.before }, $set: { action: item.action, afterVersion: item.afterVersion } }, { upsert: true });
+    try {
+      await this.items.insertOne({ _id, operationId, ...item });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      // recorded before (a retried write): the first before-image is the one to restore
+      await this.items.updateById(_id, { $set: { action: item.action, afterVersion: item.afterVersion } });
+    }
   }
 
   async finish(operationId: string, status: BulkOperation['status'], counts: BulkOperation['counts']): Promise<void> {

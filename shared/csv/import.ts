@@ -96,7 +96,11 @@ function messageOf(err: unknown): string {
 }
 
 /** Decides, without writing, what each parsed product would do. */
-export async function planImport(tenantDb: TenantDb, parsed: ParsedProduct[], opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'>): Promise<Plan[]> {
+export async function planImport(
+  tenantDb: TenantDb,
+  parsed: ParsedProduct[],
+  opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'> & { onProgress?: () => void },
+): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
   const plans: Plan[] = [];
   for (const p of parsed) {
@@ -125,6 +129,7 @@ export async function planImport(tenantDb: TenantDb, parsed: ParsedProduct[], op
     } catch (err) {
       plans.push({ kind: 'error', parsed: p, messages: [messageOf(err)] });
     }
+    opts.onProgress?.();
   }
   return plans;
 }
@@ -155,7 +160,13 @@ export function countPlans(plans: Plan[]): ImportCounts & { errors: RowError[] }
 export async function applyImport(
   tenantDb: TenantDb,
   plans: Plan[],
-  opts: ImportOptions & { /** An async job's chunks share one operation, named after the job. */ operationId?: string; finish?: boolean },
+  opts: ImportOptions & {
+    /** An async job's chunks share one operation, named after the job. */
+    operationId?: string;
+    finish?: boolean;
+    /** Called after each product written (an activity heartbeats here). */
+    onProgress?: () => void;
+  },
 ): Promise<{ counts: ImportCounts; errors: RowError[]; operationId: string | null }> {
   const catalog = new Catalog(tenantDb);
   const ops = new BulkOperations(tenantDb);
@@ -163,8 +174,15 @@ export async function applyImport(
   const { errors, ...counts } = result;
   if (opts.operationId) {
     // A retried chunk finds its earlier writes unchanged: count them as what they were.
-    const skus = plans.filter((p) => p.kind === 'skip').map((p) => p.parsed.sku).filter((s): s is string => Boolean(s));
-    const recorded = new Map((await tenantDb.collection(bulkOperationItems).find({ operationId: opts.operationId, sku: { $in: skus } }).toArray()).map((i) => [i.sku, i.action]));
+    // (by primary key: the SKU's owner, then the operation's item for that product)
+    const items = tenantDb.collection(bulkOperationItems);
+    const recorded = new Map<string, string>();
+    for (const plan of plans) {
+      if (plan.kind !== 'skip' || !plan.parsed.sku) continue;
+      const owner = await catalog.skuOwner(plan.parsed.sku);
+      const item = owner && (await items.findOne({ _id: `${opts.operationId}:${owner.productId}` }));
+      if (item) recorded.set(plan.parsed.sku, item.action);
+    }
     for (const plan of plans) {
       const action = plan.kind === 'skip' && plan.parsed.sku ? recorded.get(plan.parsed.sku) : undefined;
       if (action === 'created' || action === 'updated') {
@@ -191,6 +209,7 @@ export async function applyImport(
           const doc = await catalog.write(plan.current, plan.product);
           await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'updated', before: plan.current, afterVersion: doc.version });
         }
+        opts.onProgress?.();
       } catch (err) {
         const message = messageOf(err);
         if (plan.kind === 'create') counts.created -= rows;

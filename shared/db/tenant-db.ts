@@ -91,6 +91,18 @@ export class TenantCollection<T extends TenantDoc> {
     return this.collection.updateOne(this.scope(filter), this.guardUpdate(update), options);
   }
 
+  /**
+   * An update of one document found by `_id` alone (see findOne): the tenant is checked on the
+   * document first, and since no update can change a document's tenant, writing by `_id` after
+   * that check is safe. Answers whether the document was the tenant's and was matched.
+   */
+  async updateById(id: string | ObjectId, update: UpdateFilter<T>): Promise<boolean> {
+    const doc = await this.findOne({ _id: id } as Filter<T>, {});
+    if (!doc) return false;
+    const res = await this.collection.updateOne({ _id: id } as Filter<T>, this.guardUpdate(update));
+    return res.matchedCount === 1;
+  }
+
   updateMany(filter: Filter<T>, update: UpdateFilter<T>, options?: UpdateOptions) {
     return this.collection.updateMany(this.scope(filter), this.guardUpdate(update), options);
   }

@@ -4,7 +4,8 @@ import type { ImportConfig } from '../../shared/csv/jobs';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '2 minutes',
+  // short, so a killed worker's chunk is handed to another worker within seconds
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 
