@@ -7,6 +7,7 @@ module.exports = {
   // One stack (Temporal, FerretDB, MinIO, worker, API) on free ports for the whole run.
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
-  testTimeout: 60_000,
+  // generous: real servers on a 2-core machine, and some tests start their own worker processes
+  testTimeout: 180_000,
   maxWorkers: 2,
 };
