@@ -47,6 +47,36 @@ export function validationError(fieldErrors: FieldError[]): AppError {
   return new AppError(400, 'validation-error', `Invalid product: ${summarize(fieldErrors)}`, { field: fieldErrors[0]?.field, fieldErrors });
 }
 
+/**
+ * What a document store cannot keep as sent: keys starting with `$` or containing `.` or NUL
+ * (free-form fields such as fitmentConfig take any JSON, but not those), and strings that are not
+ * well-formed Unicode (a lone surrogate would come back as U+FFFD). Refused rather than altered.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (text: string) => !LONE_SURROGATE.test(text);
+/** Names of Object.prototype members: refused as keys anywhere, so no code path can trip over them. */
+const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).concat('prototype'));
+
+export function storabilityErrors(value: unknown, path = ''): FieldError[] {
+  const here = path || '(body)';
+  if (typeof value === 'string') return wellFormed(value) ? [] : [{ field: here, message: 'is not well-formed Unicode (lone surrogate)' }];
+  if (Array.isArray(value)) {
+    // FerretDB 1.x cannot store an array directly inside an array
+    if (value.some(Array.isArray)) return [{ field: here, message: 'nests an array directly in an array, which the store cannot keep' }];
+    return value.flatMap((v, i) => storabilityErrors(v, path ? `${path}.${i}` : String(i)));
+  }
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([k, v]) => {
+      const field = path ? `${path}.${k}` : k;
+      if (RESERVED_KEYS.has(k) || k === '' || k.startsWith('$') || k.includes('.') || k.includes('\0') || !wellFormed(k)) {
+        return [{ field, message: 'is not a storable key (keys may not be empty, name an Object.prototype member, start with $ or contain "." or NUL)' }];
+      }
+      return storabilityErrors(v, field);
+    });
+  }
+  return [];
+}
+
 /** Schema validation with the messages above; fills defaults in place. Throws a 400. */
 export function validateProductInput(body: unknown): ProductInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationError([{ field: '(body)', message: 'must be a JSON object' }]);
@@ -54,6 +84,8 @@ export function validateProductInput(body: unknown): ProductInput {
   if (status !== undefined && !STATUSES.includes(status as never)) {
     throw new AppError(400, 'invalid-status', `status must be one of ${STATUSES.join(', ')}; got ${JSON.stringify(status)}`, { field: 'status' });
   }
+  const unstorable = storabilityErrors(body);
+  if (unstorable.length) throw validationError(unstorable);
   const validate = compile(productInputSchema);
   if (!validate(body)) {
     const errs = validate.errors ?? [];
