@@ -93,8 +93,6 @@ export class Catalog {
     const after = skusOf(product);
     const added = after.filter((s) => !before.has(s.sku));
     await this.claim(added, productId);
-    // a claim's kind follows the SKU's role (a variant SKU may become the product's)
-    for (const s of after.filter((s) => before.has(s.sku))) await this.skus.updateOne({ sku: s.sku, productId }, { $set: { kind: s.kind } });
 
     const updatedAt = new Date();
     const replacement = { ...product, createdAt: current.createdAt, updatedAt, version: current.version + 1 };
@@ -115,6 +113,8 @@ export class Catalog {
       await this.release(productId, added.map((s) => s.sku));
       throw new AppError(409, 'conflict', `Product ${id} was changed by another request while this one was applied; read it again and retry`);
     }
+    // a claim's kind follows the SKU's role (a variant SKU may become the product's): only once the write held
+    for (const s of after.filter((s) => before.has(s.sku))) await this.skus.updateOne({ sku: s.sku, productId }, { $set: { kind: s.kind } });
     const keep = new Set(after.map((s) => s.sku));
     await this.release(productId, [...before].filter((s) => !keep.has(s)));
     return written;

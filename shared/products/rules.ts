@@ -54,8 +54,8 @@ export function validationError(fieldErrors: FieldError[]): AppError {
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const wellFormed = (text: string) => !LONE_SURROGATE.test(text);
-/** Names of Object.prototype members: refused as keys anywhere, so no code path can trip over them. */
-const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).concat('prototype'));
+/** Names of Object.prototype members, and the BSON serializer's type tag: refused as keys anywhere. */
+const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).concat('prototype', '_bsontype'));
 
 export function storabilityErrors(value: unknown, path = ''): FieldError[] {
   const here = path || '(body)';
