@@ -386,6 +386,12 @@ function cpuTicks(pid: number): number | null {
   }
 }
 
+/** CPU ticks of one of the stack's processes (10 ms each: USER_HZ is 100 on Linux). */
+function procTicks(stack: Stack, name: string): number | null {
+  const pid = stack.procs.find((p) => p.name === name)?.child.pid;
+  return pid ? cpuTicks(pid) : null;
+}
+
 /**
  * Waits until the server side is idle again and returns how long that took, in seconds. When
  * autocannon stops, the requests it had in flight are still being answered (the database does
@@ -433,6 +439,30 @@ async function settle(stack: Stack, mongo: Mongo): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The API deletes expired tokens every 10 minutes from its start (api/server.ts). That delete is
+ * a write, and FerretDB's front door (scripts/servers/ferretdb/serialize.go) runs a write only
+ * when no read runs, holding back every read that arrives meanwhile, the drivers' heartbeats
+ * included. Behind reads that take tens of seconds the heartbeats time out (30 s), the drivers
+ * declare the server gone, interrupt what is in flight and answer 500s for a while. A measured
+ * run therefore does not start when a sweep is due during it; a sweep that still falls into a
+ * run or its tail is named in the results.
+ */
+const SWEEP_EVERY_MS = 10 * 60_000;
+/** The interval starts a little before the API answers /health: a sweep is due in [k·10 min − 25 s, k·10 min + 5 s] after. */
+const SWEEP_EARLY_MS = 25_000;
+const SWEEP_LATE_MS = 5_000;
+
+/** The windows of the sweeps due between `from` and `to`. */
+function sweepsBetween(apiReadyAt: number, from: number, to: number): { from: number; to: number }[] {
+  const windows: { from: number; to: number }[] = [];
+  for (let k = Math.max(1, Math.floor((from - apiReadyAt) / SWEEP_EVERY_MS)); ; k++) {
+    const due = apiReadyAt + k * SWEEP_EVERY_MS;
+    if (due - SWEEP_EARLY_MS > to) return windows;
+    if (due + SWEEP_LATE_MS >= from) windows.push({ from: due - SWEEP_EARLY_MS, to: due + SWEEP_LATE_MS });
+  }
+}
+
 /** What autocannon saw of one run. */
 interface Sample {
   rps: number;
@@ -451,6 +481,11 @@ interface Sample {
 interface Measured extends Sample {
   /** Seconds the servers needed after the run to finish the requests autocannon left in flight. */
   settle: number;
+  /** Whether one of the API's token sweeps fell into the run ('run') or its tail ('tail'). */
+  sweep: 'run' | 'tail' | null;
+  /** CPU time FerretDB and the API process spent on the run and its tail, per request sent (ms; null without /proc). */
+  ferretdbCpuMs: number | null;
+  apiCpuMs: number | null;
   /**
    * Requests of the run the server answered 500 after autocannon had gone (it counts only the
    * answers it receives): from the API's log, or the baseline's own count.
@@ -512,12 +547,14 @@ function table(rows: Row[]): string {
 
 function details(rows: Row[]): string {
   const lines = [
-    '| read | side | sent | answered | non-2xx | errors (with timeouts) | of which timeouts | 500 after the run | busy after the run (s) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| read | side | sent | answered | non-2xx | errors (with timeouts) | of which timeouts | 500 after the run | busy after the run (s) | FerretDB CPU ms / request | API CPU ms / request | token sweep |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
+  const cpu = (v: number | null) => (v === null ? '—' : fmt(v, 0));
+  const sweep = { run: 'during the run', tail: 'after the run', none: '' };
   for (const { read, ours, base } of rows) {
     for (const [side, m] of [['ours', ours], ['baseline', base]] as const) {
-      lines.push(`| ${read} | ${side} | ${m.sent} | ${m.total} | ${m.non2xx} | ${m.errors} | ${m.timeouts} | ${m.late} | ${m.settle.toFixed(1)} |`);
+      lines.push(`| ${read} | ${side} | ${m.sent} | ${m.total} | ${m.non2xx} | ${m.errors} | ${m.timeouts} | ${m.late} | ${m.settle.toFixed(1)} | ${cpu(m.ferretdbCpuMs)} | ${cpu(m.apiCpuMs)} | ${sweep[m.sweep ?? 'none']} |`);
     }
   }
   return lines.join('\n');
@@ -572,6 +609,7 @@ async function main(): Promise<number> {
       log: (line) => console.log(`  ${line}`),
     });
     const apiUrl = stack.apiUrl!;
+    const apiReadyAt = Date.now();
     console.log(`Stack ready in ${((Date.now() - t) / 1000).toFixed(1)} s (API ${apiUrl}, data ${dataDir})`);
 
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
@@ -610,10 +648,30 @@ async function main(): Promise<number> {
     const serverErrors = (side: 'ours' | 'baseline') => (side === 'ours' ? apiServerErrors(stack!) : baseline!.serverErrors());
     /** One autocannon run, then the wait for idle; 500s the server logged meanwhile count for the run. */
     const run = async (side: 'ours' | 'baseline', load: Load, seconds: number, connections: number, title: string): Promise<Measured> => {
+      // not into a token sweep (see SWEEP_EVERY_MS): wait for it to pass, and for idle again
+      const due = sweepsBetween(apiReadyAt, Date.now(), Date.now() + (seconds + 30) * 1000);
+      if (due.length) {
+        const wait = Math.max(0, due[due.length - 1].to - Date.now());
+        console.log(`  (the API's token sweep is due: waiting ${(wait / 1000).toFixed(0)} s)`);
+        await sleep(wait);
+        await settle(stack!, mongo!);
+      }
       const errorsBefore = serverErrors(side);
+      const cpuBefore = { ferretdb: procTicks(stack!, 'ferretdb'), api: procTicks(stack!, 'api') };
+      const started = Date.now();
       const m = sample(await cannon(side === 'ours' ? apiUrl : baseline!.url, load, seconds, connections, title));
+      const ended = Date.now();
       const busy = await settle(stack!, mongo!);
-      return { ...m, settle: busy, late: Math.max(0, serverErrors(side) - errorsBefore - m.fivexx) };
+      const sweep = sweepsBetween(apiReadyAt, started, ended).length ? 'run' : sweepsBetween(apiReadyAt, ended, Date.now()).length ? 'tail' : null;
+      const perRequest = (before: number | null, after: number | null) => (before === null || after === null || !m.sent ? null : ((after - before) * 10) / m.sent);
+      return {
+        ...m,
+        settle: busy,
+        sweep,
+        late: Math.max(0, serverErrors(side) - errorsBefore - m.fivexx),
+        ferretdbCpuMs: perRequest(cpuBefore.ferretdb, procTicks(stack!, 'ferretdb')),
+        apiCpuMs: side === 'ours' ? perRequest(cpuBefore.api, procTicks(stack!, 'api')) : null,
+      };
     };
 
     let warmupFailures = 0;
@@ -637,7 +695,7 @@ async function main(): Promise<number> {
       const [ours, base] = [await run('ours', r.ours, SECONDS, CONNECTIONS, 'ours'), await run('baseline', r.base, SECONDS, CONNECTIONS, 'baseline')];
       for (const [side, m] of [['ours', ours], ['baseline', base]] as const) {
         console.log(
-          `  ${side}: ${fmt(m.rps)} req/s, p50 ${m.total ? m.p50 : '—'} ms, p99 ${m.total ? m.p99 : '—'} ms, ${m.total}/${m.sent} answered, ${failures(m)} failed; busy ${m.settle.toFixed(1)} s after`,
+          `  ${side}: ${fmt(m.rps)} req/s, p50 ${m.total ? m.p50 : '—'} ms, p99 ${m.total ? m.p99 : '—'} ms, ${m.total}/${m.sent} answered, ${failures(m)} failed; busy ${m.settle.toFixed(1)} s after; FerretDB ${m.ferretdbCpuMs?.toFixed(0) ?? '—'} ms CPU per request${m.sweep ? `; token sweep ${m.sweep === 'run' ? 'during' : 'after'} the run` : ''}`,
         );
       }
       rows.push({ read: r.read, ours, base });

@@ -28,7 +28,9 @@ type Body = Record<string, any>;
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1); // e.g. FUZZ_SCALE=5 for a longer hunt
 // a failure's shrinking (or a machine far slower than planned) ends inside jest's timeout, with what it found
-const runs = (n: number) => ({ numRuns: Math.max(1, Math.round(n * SCALE)), interruptAfterTimeLimit: 160_000 * Math.max(1, SCALE), markInterruptAsFailure: true });
+// On a loaded 2-core machine the time budget may end a property before numRuns; that is not a failure
+// (a found counterexample still is). FUZZ_SCALE raises both.
+const runs = (n: number) => ({ numRuns: Math.max(1, Math.round(n * SCALE)), interruptAfterTimeLimit: 160_000 * Math.max(1, SCALE), markInterruptAsFailure: false });
 const RUNS = { postValid: runs(400), postNearValid: runs(650), postArbitrary: runs(450), put: runs(500), freeForm: runs(100), unicode: runs(100) };
 
 let deps: TestDeps;
