@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { ObjectId } from 'mongodb';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -22,4 +23,12 @@ export function newId(prefix: string, now = Date.now()): string {
 /** A secret for keys and tokens: 32 random bytes, URL-safe. */
 export function newSecret(prefix: string): string {
   return `${prefix}_${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * An ObjectId that is the same every time for the same name (sha-256, first 12 bytes): a retried
+ * job step that creates documents gives them the ids its first attempt gave them.
+ */
+export function derivedObjectId(name: string): ObjectId {
+  return new ObjectId(createHash('sha256').update(name).digest().subarray(0, 12));
 }

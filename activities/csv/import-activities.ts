@@ -4,11 +4,12 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { BulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
-import { ASYNC_LIMITS, importErrors, importStaging, readObjectText, type ImportConfig, type StagedProduct } from '../../shared/csv/jobs';
+import { ASYNC_LIMITS, importErrors, importStaging, openObject, type ImportConfig, type StagedProduct } from '../../shared/csv/jobs';
 import { isDuplicateKeyError } from '../../shared/db/mongo';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { toCsvText } from '../../shared/csv/parse';
-import { readProducts } from '../../shared/csv/read';
+import { readProductsFrom } from '../../shared/csv/read';
+import { derivedObjectId } from '../../shared/ids';
 import { AppError } from '../../shared/errors/catalog';
 
 export interface ImportJobRef {
@@ -39,8 +40,7 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
       await staging.deleteMany({ jobId: ref.jobId });
       let parsed;
       try {
-        const text = await readObjectText(s3, bucket, ref.s3Key);
-        parsed = readProducts(text, layoutFor(ref.config.format), ref.config.mappings);
+        parsed = await readProductsFrom(await openObject(s3, bucket, ref.s3Key), layoutFor(ref.config.format), ref.config.mappings);
       } catch (err) {
         if (err instanceof AppError) return { groups: 0, totalRows: 0, structuralErrors: [err.message], exceedsRowCap: false, exceedsVariantCap: false };
         throw err;
@@ -66,7 +66,9 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
         for (const doc of await Promise.all(ids.map((_id) => staging.findOne({ _id })))) if (doc) staged.push(doc);
       }
       const beat = () => heartbeat(ref.from);
-      const plans = await planImport(tenantDb, staged.map((s) => s.parsed), { ...ref.config, onProgress: beat });
+      // a created product's id is derived from the job and its place in the file: a retried chunk recreates the same documents
+      const idOf = (i: number) => derivedObjectId(`${ref.jobId}:${staged[i].index}`);
+      const plans = await planImport(tenantDb, staged.map((s) => s.parsed), { ...ref.config, onProgress: beat, idOf });
       const { counts, errors } = ref.dryRun
         ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))
         : await applyImport(tenantDb, plans, {

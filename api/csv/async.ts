@@ -11,12 +11,12 @@ import {
   CONFIG_ALLOWLIST,
   JOB_RATE,
   presignDownload,
-  readObjectText,
+  openObject,
   uploadPrefix,
   type ImportConfig,
 } from '../../shared/csv/jobs';
 import { layoutFor } from '../../shared/csv/layouts/index';
-import { FORBIDDEN_KEYS, readProducts } from '../../shared/csv/read';
+import { FORBIDDEN_KEYS, readProductsFrom } from '../../shared/csv/read';
 import { MAX_UPLOAD_BYTES, presignUpload, UPLOAD_URL_TTL_SECONDS } from '../../shared/s3/client';
 import { compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 import type { CsvImportInput, ImportProgress } from '../../workflows/csv/import.workflow';
@@ -131,10 +131,10 @@ export const csvAsyncRoutes = defineRoutes([
       checkUploadKey(tenantDb.tenantId, body.s3Key);
       const config = sanitizeConfig(body.config ?? {});
       await checkUploadedObject(ctx.deps.s3, ctx.deps.config.s3.bucket, body.s3Key);
-      const text = await readObjectText(ctx.deps.s3, ctx.deps.config.s3.bucket, body.s3Key);
+      const object = await openObject(ctx.deps.s3, ctx.deps.config.s3.bucket, body.s3Key);
       let parsed;
       try {
-        parsed = readProducts(text, layoutFor(config.format), config.mappings);
+        parsed = await readProductsFrom(object, layoutFor(config.format), config.mappings);
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         ctx.body = { rows: 0, validRows: 0, invalidRows: [], exceedsRowCap: false, exceedsVariantCap: false, structuralErrors: [err.message] };

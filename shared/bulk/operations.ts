@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
-import { isDuplicateKeyError } from '../db/mongo';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/mongo';
 import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
 import { products } from '../products/collections';
@@ -96,6 +96,21 @@ export class BulkOperations {
       // recorded before (a retried write): the first before-image is the one to restore
       await this.items.updateById(_id, { $set: { action: item.action, afterVersion: item.afterVersion } });
     }
+  }
+
+  /** Records many items at once; items a retried batch recorded before keep their first before-image. */
+  async recordMany(operationId: string, items: Omit<BulkOperationItem, '_id' | 'tenantId' | 'operationId'>[]): Promise<void> {
+    if (!items.length) return;
+    await this.items.insertMany(items.map((item) => ({ _id: `${operationId}:${item.productId}`, operationId, ...item })), { ordered: false }).catch(async (err) => {
+      const again = duplicateKeyIndexes(err);
+      if (!again) throw err;
+      for (const i of again) await this.record(operationId, items[i]);
+    });
+  }
+
+  /** Forgets an item recorded ahead of a write that then did not happen. */
+  async unrecord(operationId: string, productId: string): Promise<void> {
+    await this.items.deleteById(`${operationId}:${productId}`);
   }
 
   async finish(operationId: string, status: BulkOperation['status'], counts: BulkOperation['counts']): Promise<void> {

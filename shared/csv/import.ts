@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
+import { ObjectId } from 'mongodb';
 import { BulkOperations, bulkOperationItems } from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
+import { mapLimit } from '../concurrency';
 import { AppError } from '../errors/catalog';
 import { Catalog } from '../products/catalog';
 import { presentProduct } from '../products/present';
@@ -35,7 +37,7 @@ export interface ImportCounts {
 
 /** What one product of the file will do. */
 export type Plan =
-  | { kind: 'create'; parsed: ParsedProduct; product: ProductInput }
+  | { kind: 'create'; parsed: ParsedProduct; product: ProductInput; _id?: ObjectId }
   | { kind: 'update'; parsed: ParsedProduct; current: ProductDoc; product: ProductInput; changed: string[] }
   | { kind: 'skip'; parsed: ParsedProduct; reason: string }
   | { kind: 'error'; parsed: ParsedProduct; messages: string[] };
@@ -95,43 +97,47 @@ function messageOf(err: unknown): string {
   throw err;
 }
 
-/** Decides, without writing, what each parsed product would do. */
+/** How many products are planned (read) at once. */
+const PLAN_CONCURRENCY = 16;
+
+/**
+ * Decides, without writing, what each parsed product would do. `idOf` fixes the id a created
+ * product gets (an async chunk derives it from the job and the product's place in the file), so
+ * a retried chunk that finds the SKU claimed by that very id knows it is its own earlier attempt.
+ */
 export async function planImport(
   tenantDb: TenantDb,
   parsed: ParsedProduct[],
-  opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'> & { onProgress?: () => void },
+  opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'> & { onProgress?: () => void; idOf?: (index: number) => ObjectId },
 ): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
-  const plans: Plan[] = [];
-  for (const p of parsed) {
-    if (p.errors.length || !p.body) {
-      plans.push({ kind: 'error', parsed: p, messages: p.errors });
-      continue;
-    }
+  return mapLimit(parsed, PLAN_CONCURRENCY, async (p, index): Promise<Plan> => {
+    if (p.errors.length || !p.body) return { kind: 'error', parsed: p, messages: p.errors };
     const sku = String(p.body.sku ?? '').toUpperCase();
-    const owner = sku ? await catalog.skuOwner(sku) : null;
+    const _id = opts.idOf?.(index);
     try {
+      const owner = sku ? await catalog.skuOwner(sku) : null;
+      const current = owner?.kind === 'product' ? await catalog.get(owner.productId) : null;
+      opts.onProgress?.();
       if (owner?.kind === 'variant') {
-        plans.push({ kind: 'error', parsed: p, messages: [`SKU ${sku} is a variant of another product (${owner.productId})`] });
+        return { kind: 'error', parsed: p, messages: [`SKU ${sku} is a variant of another product (${owner.productId})`] };
+      } else if (owner && !current && _id && owner.productId === _id.toHexString()) {
+        return { kind: 'create', parsed: p, product: await catalog.prepare(p.body), _id }; // claimed by our earlier attempt
       } else if (owner) {
-        const current = await catalog.get(owner.productId);
         if (!current) throw new AppError(409, 'conflict', `product ${sku} changed during the import`);
         const product = await catalog.prepare(overlay(current, p.body, opts.fieldsToUpdate));
         const before = comparable(current);
         const after = comparable(product);
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));
-        plans.push(changed.length ? { kind: 'update', parsed: p, current, product, changed } : { kind: 'skip', parsed: p, reason: 'unchanged' });
+        return changed.length ? { kind: 'update', parsed: p, current, product, changed } : { kind: 'skip', parsed: p, reason: 'unchanged' };
       } else if (!opts.createIfNotExists) {
-        plans.push({ kind: 'skip', parsed: p, reason: `no product with SKU ${sku}; send createIfNotExists: true to create it` });
-      } else {
-        plans.push({ kind: 'create', parsed: p, product: await catalog.prepare(p.body) });
+        return { kind: 'skip', parsed: p, reason: `no product with SKU ${sku}; send createIfNotExists: true to create it` };
       }
+      return { kind: 'create', parsed: p, product: await catalog.prepare(p.body), _id };
     } catch (err) {
-      plans.push({ kind: 'error', parsed: p, messages: [messageOf(err)] });
+      return { kind: 'error', parsed: p, messages: [messageOf(err)] };
     }
-    opts.onProgress?.();
-  }
-  return plans;
+  });
 }
 
 export function countPlans(plans: Plan[]): ImportCounts & { errors: RowError[] } {
@@ -177,12 +183,12 @@ export async function applyImport(
     // (by primary key: the SKU's owner, then the operation's item for that product)
     const items = tenantDb.collection(bulkOperationItems);
     const recorded = new Map<string, string>();
-    for (const plan of plans) {
-      if (plan.kind !== 'skip' || !plan.parsed.sku) continue;
-      const owner = await catalog.skuOwner(plan.parsed.sku);
+    const skipped = plans.filter((p) => p.kind === 'skip' && p.parsed.sku);
+    await mapLimit(skipped, PLAN_CONCURRENCY, async (plan) => {
+      const owner = await catalog.skuOwner(plan.parsed.sku!);
       const item = owner && (await items.findOne({ _id: `${opts.operationId}:${owner.productId}` }));
-      if (item) recorded.set(plan.parsed.sku, item.action);
-    }
+      if (item) recorded.set(plan.parsed.sku!, item.action);
+    });
     for (const plan of plans) {
       const action = plan.kind === 'skip' && plan.parsed.sku ? recorded.get(plan.parsed.sku) : undefined;
       if (action === 'created' || action === 'updated') {
@@ -198,24 +204,37 @@ export async function applyImport(
   const writes = plans.filter((p) => p.kind === 'create' || p.kind === 'update');
   if (writes.length === 0 && !opts.operationId) return { counts, errors, operationId: null };
   const operationId = await ops.start({ id: opts.operationId, type: 'csv-import', operationName: opts.operationName, actor: opts.actor, source: opts.source });
+  const fail = (plan: Plan, err: unknown) => {
+    const rows = plan.parsed.rows.length;
+    const message = messageOf(err);
+    if (plan.kind === 'create') counts.created -= rows;
+    else counts.updated -= rows;
+    counts.failed += rows;
+    for (const row of plan.parsed.rows) errors.push({ row, sku: plan.parsed.sku, message });
+  };
   for (let i = 0; i < writes.length; i += opts.batchSize) {
-    for (const plan of writes.slice(i, i + opts.batchSize)) {
-      const rows = plan.parsed.rows.length;
-      try {
-        if (plan.kind === 'create') {
-          const doc = await catalog.create(plan.product);
-          await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'created', before: null, afterVersion: doc.version });
-        } else if (plan.kind === 'update') {
-          const doc = await catalog.write(plan.current, plan.product);
-          await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'updated', before: plan.current, afterVersion: doc.version });
+    const batch = writes.slice(i, i + opts.batchSize);
+    // creates: recorded first (so a crash in between leaves nothing a rollback cannot see), then stored together
+    const creates = batch.flatMap((p) => (p.kind === 'create' ? [{ plan: p, _id: p._id ?? new ObjectId() }] : []));
+    if (creates.length) {
+      await ops.recordMany(operationId, creates.map((c) => ({ productId: c._id.toHexString(), sku: c.plan.product.sku, action: 'created' as const, before: null, afterVersion: 1 })));
+      const stored = await catalog.insertMany(creates.map((c) => ({ product: c.plan.product, _id: c._id })));
+      for (const [j, result] of stored.entries()) {
+        if (result instanceof AppError) {
+          await ops.unrecord(operationId, creates[j]._id.toHexString());
+          fail(creates[j].plan, result);
         }
+      }
+      opts.onProgress?.();
+    }
+    for (const plan of batch) {
+      if (plan.kind !== 'update') continue;
+      try {
+        const doc = await catalog.write(plan.current, plan.product);
+        await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'updated', before: plan.current, afterVersion: doc.version });
         opts.onProgress?.();
       } catch (err) {
-        const message = messageOf(err);
-        if (plan.kind === 'create') counts.created -= rows;
-        else counts.updated -= rows;
-        counts.failed += rows;
-        for (const row of plan.parsed.rows) errors.push({ row, sku: plan.parsed.sku, message });
+        fail(plan, err);
       }
     }
   }

@@ -1,4 +1,5 @@
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Readable } from 'node:stream';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { defineCollection } from '../db/collection';
 import { AppError } from '../errors/catalog';
@@ -49,9 +50,15 @@ export async function checkUploadedObject(s3: S3Client, bucket: string, key: str
   return size;
 }
 
-export async function readObjectText(s3: S3Client, bucket: string, key: string): Promise<string> {
-  const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return res.Body!.transformToString('utf8');
+/** An uploaded object's body as a stream (404 not-found/s3-object when it is gone). */
+export async function openObject(s3: S3Client, bucket: string, key: string): Promise<Readable> {
+  try {
+    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    return res.Body as Readable;
+  } catch (err) {
+    if ((err as { name?: string }).name === 'NoSuchKey') throw new AppError(404, 'not-found/s3-object', `No uploaded object ${key}`, { field: 's3Key' });
+    throw err;
+  }
 }
 
 export function presignDownload(s3: S3Client, bucket: string, key: string, filename: string, expiresIn = 3600): Promise<string> {

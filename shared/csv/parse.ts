@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+import { parse as parseStream } from 'csv-parse';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { AppError } from '../errors/catalog';
@@ -16,6 +18,23 @@ export function parseCsvText(text: string): { columns: string[]; records: CsvRec
   }
   const columns = rows.length ? Object.keys(rows[0]) : headerOf(text);
   return { columns, records: rows.map((values, i) => ({ row: i + 2, values })) };
+}
+
+/**
+ * Parses a CSV stream (an S3 object's body) record by record, so the file itself is never held
+ * in memory, only its records.
+ */
+export async function parseCsvStream(input: Readable): Promise<{ records: CsvRecord[] }> {
+  const records: CsvRecord[] = [];
+  const parser = input.pipe(parseStream(PARSE_OPTIONS));
+  input.on('error', (err) => parser.destroy(err));
+  try {
+    for await (const values of parser) records.push({ row: records.length + 2, values: values as Record<string, string> });
+  } catch (err) {
+    if ((err as { code?: string }).code?.startsWith('CSV_')) throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);
+    throw err;
+  }
+  return { records };
 }
 
 function headerOf(text: string): string[] {

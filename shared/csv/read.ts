@@ -1,5 +1,6 @@
 import type { CsvRecord, Layout, ParsedProduct } from './layout';
-import { parseCsvText } from './parse';
+import type { Readable } from 'node:stream';
+import { parseCsvStream, parseCsvText } from './parse';
 
 /** Keys that would reach an object's prototype: refused in mappings (ajv schemas also refuse them). */
 export const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
@@ -24,6 +25,13 @@ export function applyMappings(records: CsvRecord[], mappings: Record<string, str
 /** CSV text → the products it describes, in the given layout. */
 export function readProducts(text: string, layout: Layout, mappings?: Record<string, string>): { parsed: ParsedProduct[]; rows: number } {
   const { records } = parseCsvText(text);
+  const parsed = layout.parse(applyMappings(records, mappings));
+  return { parsed, rows: records.length };
+}
+
+/** The same, from a stream (an uploaded object), without holding the file's text. */
+export async function readProductsFrom(input: Readable, layout: Layout, mappings?: Record<string, string>): Promise<{ parsed: ParsedProduct[]; rows: number }> {
+  const { records } = await parseCsvStream(input);
   const parsed = layout.parse(applyMappings(records, mappings));
   return { parsed, rows: records.length };
 }

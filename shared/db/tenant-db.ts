@@ -103,6 +103,14 @@ export class TenantCollection<T extends TenantDoc> {
     return res.matchedCount === 1;
   }
 
+  /** Deletes one document by `_id` alone, after checking its tenant (see updateById). */
+  async deleteById(id: string | ObjectId): Promise<boolean> {
+    const doc = await this.findOne({ _id: id } as Filter<T>, {});
+    if (!doc) return false;
+    const res = await this.collection.deleteOne({ _id: id } as Filter<T>);
+    return res.deletedCount === 1;
+  }
+
   updateMany(filter: Filter<T>, update: UpdateFilter<T>, options?: UpdateOptions) {
     return this.collection.updateMany(this.scope(filter), this.guardUpdate(update), options);
   }

@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import { isDuplicateKeyError } from '../db/mongo';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/mongo';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { claimId, productSkus, products, type SkuClaim } from './collections';
@@ -50,7 +50,8 @@ export class Catalog {
     const product = normalizeProduct(input);
     const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
     if (components.length) {
-      const found = new Set((await this.skus.find({ sku: { $in: components } }).toArray()).map((c) => c.sku));
+      const owners = await Promise.all(components.map((sku) => this.skuOwner(sku)));
+      const found = new Set(components.filter((_, i) => owners[i]));
       const missing = product.bundleConfig!.components.flatMap((c, i) =>
         found.has(c.productSku) ? [] : [{ field: `bundleConfig.components.${i}.productSku`, message: `references no product or variant SKU of the tenant (${c.productSku})` }],
       );
@@ -60,19 +61,67 @@ export class Catalog {
   }
 
   async create(body: unknown): Promise<ProductDoc> {
-    const product = await this.prepare(body);
-    const _id = new ObjectId();
+    return this.insert(await this.prepare(body), new ObjectId());
+  }
+
+  /**
+   * Stores a prepared product under `_id`. Run again with the same id (a retried import batch),
+   * it finds its SKUs already claimed by that id and the product already there, and answers it.
+   */
+  async insert(product: ProductInput, _id: ObjectId): Promise<ProductDoc> {
     await this.claim(skusOf(product), _id.toHexString());
     const now = new Date();
     const doc: Omit<ProductDoc, 'tenantId'> = { ...product, _id, createdAt: now, updatedAt: now, version: 1 };
     try {
       await this.products.insertOne(doc);
     } catch (err) {
+      if (isDuplicateKeyError(err)) {
+        const existing = await this.products.findOne({ _id });
+        if (existing && existing.sku === product.sku) return existing;
+      }
       await this.release(_id.toHexString(), skusOf(product).map((s) => s.sku));
       if (isDuplicateKeyError(err)) throw duplicate(product.sku, 'product');
       throw err;
     }
     return { ...doc, tenantId: this.tenantDb.tenantId } as ProductDoc;
+  }
+
+  /**
+   * Stores many prepared products (an import batch) with one unordered insert of all their SKU
+   * claims and one of the products. A product whose claim or insert did not go through is then
+   * stored alone by `insert`, which tells a SKU taken by someone else (an error for that
+   * product) from one this batch already claimed in an earlier attempt.
+   */
+  async insertMany(entries: { product: ProductInput; _id: ObjectId }[]): Promise<(ProductDoc | AppError)[]> {
+    const now = new Date();
+    const claims = entries.flatMap((e, entry) =>
+      skusOf(e.product).map((s) => ({ entry, doc: { _id: claimId(this.tenantDb.tenantId, s.sku), sku: s.sku, kind: s.kind, productId: e._id.toHexString(), createdAt: now } })),
+    );
+    const alone = new Set<number>();
+    await this.skus.insertMany(claims.map((c) => c.doc), { ordered: false }).catch((err) => {
+      const failed = duplicateKeyIndexes(err);
+      if (!failed) throw err;
+      for (const i of failed) alone.add(claims[i].entry);
+    });
+    const batch = entries.map((e, i) => ({ i, doc: { ...e.product, _id: e._id, createdAt: now, updatedAt: now, version: 1 } })).filter((b) => !alone.has(b.i));
+    if (batch.length) {
+      await this.products.insertMany(batch.map((b) => b.doc), { ordered: false }).catch((err) => {
+        const failed = duplicateKeyIndexes(err);
+        if (!failed) throw err;
+        for (const i of failed) alone.add(batch[i].i);
+      });
+    }
+    const results: (ProductDoc | AppError)[] = [];
+    for (const b of batch) if (!alone.has(b.i)) results[b.i] = { ...b.doc, tenantId: this.tenantDb.tenantId } as ProductDoc;
+    for (const i of [...alone].sort((a, b) => a - b)) {
+      try {
+        results[i] = await this.insert(entries[i].product, entries[i]._id);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        results[i] = err;
+      }
+    }
+    return results;
   }
 
   /** Full update: the body replaces the product; SKUs it no longer uses are released. */
