@@ -114,13 +114,15 @@ async function main(): Promise<number> {
     if (bytes > MAX_UPLOAD_BYTES) throw new Error(`the file is over the upload limit (${bytes} bytes)`);
 
     // upload through the presigned POST, as a client does
-    const up = await api(base, key, 'POST', '/products/bulk/csv/upload-url', { filename: 'bench.csv' });
+    const up = await api(base, key, 'POST', '/products/bulk/csv/upload-url');
+    console.log(`Uploading to ${up.s3Key} …`);
     const form = new FormData();
     for (const [k, v] of Object.entries(up.fields as Record<string, string>)) form.append(k, v);
     form.append('file', new Blob([text], { type: 'text/csv' }), 'bench.csv');
     const upRes = await fetch(up.url, { method: 'POST', body: form });
     if (upRes.status >= 300) throw new Error(`upload: ${upRes.status} ${await upRes.text()}`);
 
+    console.log('Uploaded; importing …');
     const rssBefore = memoryOf(workerPid);
     let rssMax = rssBefore?.rss ?? 0;
     const sampleRss = () => {
