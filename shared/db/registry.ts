@@ -5,6 +5,7 @@ import { products, productSkus } from '../products/collections';
 import { orderComments, orders } from '../orders/collections';
 import { bulkOperationItems, bulkOperations } from '../bulk/operations';
 import { importErrors, importStaging } from '../csv/jobs';
+import { locations } from '../locations/locations';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations];
