@@ -1,0 +1,44 @@
+import { defineCollection } from '../db/collection';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { locations } from '../locations/locations';
+
+/**
+ * An integration that manages stock (a marketplace's fulfilment, an ERP): the SKUs and locations
+ * it lists are its own, and manual edits of them are refused.
+ */
+export interface InventoryHandler {
+  _id: string; // ih_…
+  tenantId: string;
+  name: string;
+  type: string;
+  skus: string[];
+  locationIds: string[];
+  status: 'active' | 'paused';
+  lastSyncAt: Date | null;
+  syncCount: number;
+  createdAt: Date;
+}
+
+export const inventoryHandlers = defineCollection<InventoryHandler>({
+  name: 'inventory_handlers',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, createdAt: -1 } }],
+});
+
+export function handlerRefusal(what: string, handler: { _id: string; name: string }): AppError {
+  return new AppError(403, 'forbidden/inventory-handler', `${what} is managed by the integration ${handler.name} (${handler._id}); change it there`, {
+    details: { handlerId: handler._id },
+  });
+}
+
+/** Refuses a manual stock edit of a SKU or location an active integration manages (403 forbidden/inventory-handler). */
+export async function assertManualEdit(tenantDb: TenantDb, sku: string, locationId: string): Promise<void> {
+  const active = await tenantDb.collection(inventoryHandlers).find({ status: 'active' }).toArray();
+  const bySku = active.find((h) => h.skus.includes(sku));
+  if (bySku) throw handlerRefusal(`SKU ${sku}`, bySku);
+  const byLocation = active.find((h) => h.locationIds.includes(locationId));
+  if (byLocation) throw handlerRefusal(`Location ${locationId}`, byLocation);
+  const location = await tenantDb.collection(locations).findOne({ _id: locationId });
+  if (location?.managedBy) throw handlerRefusal(`Location ${locationId}`, { _id: location.managedBy, name: location.managedBy });
+}

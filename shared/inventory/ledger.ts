@@ -1,0 +1,147 @@
+import { isDuplicateKeyError } from '../db/mongo';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { newId } from '../ids';
+import { levelId, stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
+
+/** How many applied movement ids a balance remembers (a retry comes within seconds, not after 100 movements). */
+const RECENT = 100;
+
+export interface MovementInput {
+  sku: string;
+  locationId: string;
+  delta: number;
+  reason: string;
+  reference?: { type: string; id: string } | null;
+  actor: string;
+  /** The same key always means the same movement: applying it again answers the first result. */
+  idempotencyKey?: string;
+}
+
+export function insufficientStock(sku: string, locationId: string, onHand: number, wanted: number): AppError {
+  return new AppError(409, 'conflict/insufficient-stock', `Not enough stock of ${sku} at ${locationId}: ${onHand} on hand, ${wanted} needed`, {
+    details: { sku, locationId, onHand, wanted },
+  });
+}
+
+export function negativeStock(field = 'stock'): AppError {
+  return new AppError(400, 'bad-request/invalid-stock', 'Stock cannot be negative', { field });
+}
+
+/**
+ * The stock ledger of one tenant. Every change of a balance is a movement: recorded first
+ * (pending), then applied by one atomic update guarded so that the balance cannot go below zero
+ * and the movement cannot be applied twice, then marked applied with the balance it left.
+ * A retry at any point (a killed worker, a client retry with the same key) ends the same way.
+ */
+export class Ledger {
+  constructor(private readonly tenantDb: TenantDb) {}
+
+  private get levels() {
+    return this.tenantDb.collection(stockLevels);
+  }
+  private get movements() {
+    return this.tenantDb.collection(stockMovements);
+  }
+
+  async level(sku: string, locationId: string): Promise<StockLevel | null> {
+    return this.levels.findOne({ _id: levelId(this.tenantDb.tenantId, locationId, sku) });
+  }
+
+  async onHand(sku: string, locationId: string): Promise<number> {
+    return (await this.level(sku, locationId))?.onHand ?? 0;
+  }
+
+  /** Applies one movement exactly once; 409 conflict/insufficient-stock when it would take the balance below zero. */
+  async apply(input: MovementInput): Promise<StockMovement> {
+    const result = await this.tryApply(input);
+    if (result === 'stale') throw new Error('unreachable: no expected balance given');
+    return result;
+  }
+
+  /**
+   * Sets a balance to `target` (a count, a manual edit): the movement is the difference from the
+   * balance read, applied only if the balance is still that value; otherwise read again.
+   */
+  async set(input: Omit<MovementInput, 'delta'> & { target: number }): Promise<{ movement: StockMovement | null; onHand: number }> {
+    if (!Number.isFinite(input.target) || input.target < 0) throw negativeStock();
+    const key = input.idempotencyKey;
+    if (key) {
+      const done = await this.movements.findOne({ _id: this.movementId(key) });
+      if (done?.status === 'applied') return { movement: done, onHand: done.balanceAfter ?? input.target };
+    }
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const current = await this.onHand(input.sku, input.locationId);
+      if (current === input.target) return { movement: null, onHand: current };
+      const result = await this.tryApply({ ...input, delta: input.target - current }, current);
+      if (result !== 'stale') return { movement: result, onHand: result.balanceAfter ?? input.target };
+    }
+    throw new AppError(409, 'conflict', `The stock of ${input.sku} at ${input.locationId} keeps changing; retry`);
+  }
+
+  private movementId(key: string): string {
+    return `${this.tenantDb.tenantId}:${key}`;
+  }
+
+  private async tryApply(input: MovementInput, expect?: number): Promise<StockMovement | 'stale'> {
+    if (!Number.isFinite(input.delta)) throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
+    const key = input.idempotencyKey ?? newId('mov');
+    const _id = this.movementId(key);
+    const existing = await this.movements.findOne({ _id });
+    if (existing?.status === 'applied') return existing;
+    if (existing?.status === 'rejected') throw insufficientStock(existing.sku, existing.locationId, 0, -existing.delta);
+    const movement: Omit<StockMovement, 'tenantId'> = existing ?? {
+      _id,
+      idempotencyKey: key,
+      sku: input.sku,
+      locationId: input.locationId,
+      delta: input.delta,
+      reason: input.reason,
+      reference: input.reference ?? null,
+      actor: input.actor,
+      status: 'pending',
+      balanceAfter: null,
+      createdAt: new Date(),
+    };
+    if (!existing) {
+      await this.movements.insertOne(movement).catch((err) => {
+        if (!isDuplicateKeyError(err)) throw err; // a concurrent retry recorded it: same movement
+      });
+    }
+    const delta = movement.delta;
+    const lid = levelId(this.tenantDb.tenantId, movement.locationId, movement.sku);
+    const guard = expect !== undefined ? { onHand: expect } : delta < 0 ? { onHand: { $gte: -delta } } : {};
+    // a balance that does not exist yet is created by a movement that adds stock (or sets it from zero)
+    const upsert = delta > 0 && (expect === undefined || expect === 0);
+    let after: StockLevel | null = null;
+    try {
+      after = await this.levels.findOneAndUpdate(
+        { _id: lid, recent: { $ne: _id }, ...guard },
+        { $inc: { onHand: delta }, $push: { recent: _id }, $set: { updatedAt: new Date(), sku: movement.sku, locationId: movement.locationId } },
+        { upsert, returnDocument: 'after' },
+      );
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err; // the balance exists and did not match: decided below
+    }
+    if (!after) {
+      const level = await this.level(movement.sku, movement.locationId);
+      if (level?.recent.includes(_id)) {
+        after = level; // applied by an earlier attempt that stopped before marking it
+      } else if (expect !== undefined) {
+        await this.movements.deleteById(_id); // never applied: the caller reads again and makes a new one
+        return 'stale';
+      } else {
+        await this.movements.updateById(_id, { $set: { status: 'rejected' } });
+        throw insufficientStock(movement.sku, movement.locationId, level?.onHand ?? 0, -delta);
+      }
+    }
+    await this.movements.updateById(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
+    if (after.recent.length > RECENT) await this.levels.updateById(lid, { $pop: { recent: -1 } });
+    return { ...movement, status: 'applied', balanceAfter: after.onHand, tenantId: this.tenantDb.tenantId } as StockMovement;
+  }
+
+  /** Every balance of a SKU, by location. */
+  async balancesOf(sku: string): Promise<StockLevel[]> {
+    return this.levels.find({ sku }, { projection: { recent: 0 } }).toArray() as Promise<StockLevel[]>;
+  }
+}
