@@ -7,6 +7,7 @@ import { updateJob } from './system/update-job';
 import { rollbackOperation } from './bulk/rollback-operation';
 import { importActivities } from './csv/import-activities';
 import { exportCsv } from './csv/export-csv';
+import { transferActivities } from './inventory/transfer-activities';
 
 export interface ActivityDeps {
   config: Config;
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     rollbackOperation: rollbackOperation(deps.db),
     ...importActivities(deps),
     exportCsv: exportCsv(deps),
+    ...transferActivities(deps),
   };
 }
 

@@ -75,7 +75,7 @@ function validator(spec: RouteSpec) {
     }
     if (spec.body) {
       if (ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
-      if (ctx.request.body === undefined) throw errors.invalidInput('A JSON body is required', [{ field: '(body)', message: 'is required' }]);
+      if (ctx.request.body === undefined) throw errors.missingBody();
       if (body && !body(ctx.request.body)) {
         const fe = toFieldErrors(body.errors);
         throw errors.invalidInput(`Invalid body: ${summarize(fe)}`, fe);

@@ -5,6 +5,8 @@ import { orderRoutes } from './orders/routes';
 import { csvRoutes } from './csv/routes';
 import { csvAsyncRoutes } from './csv/async';
 import { bulkRoutes } from './bulk/routes';
+import { stockRoutes } from './inventory/stock';
+import { transferRoutes } from './inventory/transfers';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...productRoutes, ...orderRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...stockRoutes, ...transferRoutes, ...productRoutes, ...orderRoutes];

@@ -4,3 +4,4 @@ export { pingWorkflow } from './system/ping.workflow';
 export { rollbackWorkflow } from './bulk/rollback.workflow';
 export { csvImportWorkflow } from './csv/import.workflow';
 export { csvExportWorkflow } from './csv/export.workflow';
+export { transferWorkflow } from './inventory/transfer.workflow';

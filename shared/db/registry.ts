@@ -8,6 +8,7 @@ import { importErrors, importStaging } from '../csv/jobs';
 import { locations } from '../locations/locations';
 import { stockLevels, stockMovements } from '../inventory/collections';
 import { inventoryHandlers } from '../inventory/handlers';
+import { transfers } from '../inventory/transfers';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, stockLevels, stockMovements, inventoryHandlers];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, stockLevels, stockMovements, inventoryHandlers, transfers];

@@ -46,6 +46,12 @@ const codes = {
     inventory: 'bad-request',
     locations: 'bad-request',
   },
+  missingBody: {
+    default: 'validation-error',
+    orders: 'validation:invalid_input',
+    inventory: 'bad-request/missing-body',
+    locations: 'bad-request/missing-body',
+  },
   invalidJson: {
     default: 'validation-error',
     orders: 'validation:invalid_input',
@@ -66,6 +72,7 @@ export const errors = {
   permissionDenied: (message: string) => new AppError(403, codes.permissionDenied, message),
   invalidInput: (message: string, fieldErrors?: FieldError[]) =>
     new AppError(400, codes.invalidInput, message, fieldErrors?.length ? { field: fieldErrors[0].field, fieldErrors } : {}),
+  missingBody: () => new AppError(400, codes.missingBody, 'A JSON body is required', { field: '(body)', fieldErrors: [{ field: '(body)', message: 'is required' }] }),
   invalidJson: (message = 'Request body is not valid JSON') => new AppError(400, codes.invalidJson, message),
   payloadTooLarge: (limitBytes: number) =>
     new AppError(413, codes.payloadTooLarge, `Request body is larger than the limit of ${limitBytes} bytes`),

@@ -1,0 +1,105 @@
+import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { TRANSFER_MOVES, transferStateCode, type TransferAction, type TransferLine, type TransferStatus } from '../../shared/inventory/transfers';
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '20 seconds', nonRetryableErrorTypes: ['insufficient-stock'] },
+});
+
+export interface TransferInput {
+  tenantId: string;
+  transferId: string;
+  originId: string;
+  destinationId: string;
+  productsList: TransferLine[];
+}
+
+export interface TransferActionArgs {
+  actor: string;
+  reason?: string;
+  /** The request's Idempotency-Key, kept on the record for a retried receive. */
+  idempotencyKey?: string;
+}
+
+/** 'receiving' is the moment stock moves: every other action waits its outcome by being refused. */
+type LiveState = TransferStatus | 'receiving';
+
+export const approveTransfer = defineUpdate<{ status: TransferStatus }, [TransferActionArgs]>('approve');
+export const receiveTransfer = defineUpdate<{ status: TransferStatus }, [TransferActionArgs]>('receive');
+export const cancelTransfer = defineUpdate<{ status: TransferStatus }, [TransferActionArgs]>('cancel');
+export const transferState = defineQuery<LiveState>('state');
+
+/**
+ * One transfer's life. approve / receive / cancel are Updates: the validator refuses a move the
+ * state does not allow (the caller gets it at once and nothing is written to history), and the
+ * handler checks again before it changes anything, so of concurrent receives only one moves stock.
+ * The workflow ends once the transfer is received or cancelled.
+ */
+export async function transferWorkflow(input: TransferInput): Promise<TransferStatus> {
+  let state: LiveState = 'pending';
+  let receiveAttempt = 0;
+  const ref = { tenantId: input.tenantId, transferId: input.transferId };
+
+  const allowed = (action: TransferAction) => {
+    if (!(TRANSFER_MOVES[action].from as LiveState[]).includes(state)) {
+      throw ApplicationFailure.nonRetryable(`A ${state} transfer cannot be ${action === 'approve' ? 'approved' : action === 'receive' ? 'received' : 'cancelled'}`, transferStateCode(state), { state });
+    }
+  };
+  const event = (action: TransferAction, from: LiveState, args: TransferActionArgs) => ({
+    action,
+    outcome: 'applied' as const,
+    state: from as TransferStatus,
+    actor: args.actor,
+    at: new Date(),
+    ...(args.reason ? { reason: args.reason } : {}),
+  });
+
+  setHandler(transferState, () => state);
+  setHandler(
+    approveTransfer,
+    async (args) => {
+      allowed('approve');
+      state = 'approved';
+      const e = event('approve', 'pending', args);
+      await acts.recordTransfer({ ...ref, set: { status: 'approved', approvedAt: e.at }, event: e });
+      return { status: 'approved' as const };
+    },
+    { validator: (_args: TransferActionArgs) => allowed('approve') },
+  );
+  setHandler(
+    receiveTransfer,
+    async (args) => {
+      allowed('receive');
+      state = 'receiving';
+      receiveAttempt++;
+      try {
+        await acts.moveTransferStock({ ...ref, attempt: receiveAttempt, originId: input.originId, destinationId: input.destinationId, productsList: input.productsList, actor: args.actor });
+      } catch (err) {
+        state = 'approved';
+        throw err;
+      }
+      state = 'received';
+      const e = event('receive', 'approved', args);
+      await acts.recordTransfer({ ...ref, set: { status: 'received', receivedAt: e.at, receiveKey: args.idempotencyKey ?? null }, event: e });
+      return { status: 'received' as const };
+    },
+    { validator: (_args: TransferActionArgs) => allowed('receive') },
+  );
+  setHandler(
+    cancelTransfer,
+    async (args) => {
+      allowed('cancel');
+      const from = state;
+      state = 'cancelled';
+      const e = event('cancel', from, args);
+      await acts.recordTransfer({ ...ref, set: { status: 'cancelled', cancelledAt: e.at, cancelReason: args.reason ?? null }, event: e });
+      return { status: 'cancelled' as const };
+    },
+    { validator: (_args: TransferActionArgs) => allowed('cancel') },
+  );
+
+  await condition(() => state === 'received' || state === 'cancelled');
+  await condition(allHandlersFinished);
+  return state as TransferStatus;
+}
