@@ -45,7 +45,9 @@ async function act(ctx: AppContext, action: TransferAction): Promise<void> {
   try {
     await ctx.deps.temporal.workflow.getHandle(t.workflowId).executeUpdate(action, { args: [args], ...(key ? { updateId: `${action}:${key}` } : {}) });
   } catch (err) {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : null;
+    // the refusal is an ApplicationFailure: from the Update itself, or inside the activity that failed
+    let cause: unknown = err instanceof WorkflowUpdateFailedError ? err.cause : null;
+    while (cause && !(cause instanceof ApplicationFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause?: unknown }).cause;
     let failure: AppError;
     if (cause instanceof ApplicationFailure && cause.type === 'insufficient-stock') {
       failure = new AppError(409, 'conflict/insufficient-stock', cause.message, { details: { transferId: t._id, ...((cause.details?.[0] as object) ?? {}) } });

@@ -1,0 +1,196 @@
+import { join } from 'node:path';
+import { expectError } from '../helpers/expect-error';
+import { http, TestDeps, testStack } from '../helpers/stack';
+import { startNodeProcess, type Proc } from '../../scripts/stack/process';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { Ledger } from '../../shared/inventory/ledger';
+import { transfers } from '../../shared/inventory/transfers';
+import { locations, systemLocationId } from '../../shared/locations/locations';
+
+/** Transfers on the real API and worker: each is a workflow; approve / receive / cancel are Updates guarded by its state. */
+const { apiUrl } = testStack();
+const ROOT = join(__dirname, '..', '..');
+let deps: TestDeps;
+let key: string;
+let tenantId: string;
+let origin: string;
+const dest = `loc_dest_${Date.now().toString(36)}`;
+const P = `T${Date.now().toString(36).toUpperCase()}`;
+const SKU = `${P}-A`;
+const SKU2 = `${P}-B`;
+
+const ledger = () => new Ledger(new TenantDb(deps.db, tenantId));
+
+beforeAll(async () => {
+  deps = await TestDeps.open();
+  ({ key, tenantId } = await deps.tenantWithKey());
+  origin = systemLocationId(tenantId);
+  const now = new Date();
+  await new TenantDb(deps.db, tenantId).collection(locations).insertOne({ _id: dest, name: 'Store', type: 'location', isDefault: false, isSystem: false, managedBy: null, createdAt: now, updatedAt: now });
+  for (const sku of [SKU, SKU2]) expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 1 } })).status).toBe(201);
+  await ledger().apply({ sku: SKU, locationId: origin, delta: 1000, reason: 'restock', actor: 'test' });
+  await ledger().apply({ sku: SKU2, locationId: origin, delta: 1000, reason: 'restock', actor: 'test' });
+});
+afterAll(() => deps.close());
+
+async function create(lines = [{ sku: SKU, quantity: 2 }]) {
+  const res = await http(apiUrl, 'POST', '/inventory/transfers', { key, body: { originId: origin, destinationId: dest, productsList: lines } });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; status: string; workflowId: string };
+}
+const act = (id: string, action: string, o: { body?: unknown; headers?: Record<string, string>; key?: string } = {}) =>
+  http(apiUrl, 'POST', `/inventory/transfers/${id}/${action}`, { key: o.key ?? key, body: o.body, headers: o.headers });
+
+/** A transfer brought to a state through the API. */
+async function inState(state: string) {
+  const t = await create();
+  if (state === 'approved' || state === 'received') expect((await act(t.id, 'approve')).status).toBe(200);
+  if (state === 'received') expect((await act(t.id, 'receive')).status).toBe(200);
+  if (state === 'cancelled') expect((await act(t.id, 'cancel', { body: { reason: 'not needed' } })).status).toBe(200);
+  return t;
+}
+
+test('create → pending, a workflow <tenantId>/<transferId> visible under the TenantId search attribute', async () => {
+  const t = await create();
+  expect(t).toMatchObject({ status: 'pending', workflowId: `${tenantId}/${t.id}` });
+  const desc = await deps.temporal.workflow.getHandle(t.workflowId).describe();
+  expect(desc.status.name).toBe('RUNNING');
+  expect(desc.typedSearchAttributes.get({ name: 'TenantId', type: 'KEYWORD' } as never)).toBe(tenantId);
+  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body).toMatchObject({ id: t.id, status: 'pending', productsList: [{ sku: SKU, quantity: 2 }] });
+  expect((await http(apiUrl, 'GET', '/inventory/transfers?status=pending', { key })).body.transfers.some((x: { id: string }) => x.id === t.id)).toBe(true);
+});
+
+const TABLE: [string, string, number, string | null][] = [
+  ['pending', 'approve', 200, 'approved'],
+  ['pending', 'receive', 409, 'conflict/transfer-pending'],
+  ['pending', 'cancel', 200, 'cancelled'],
+  ['approved', 'approve', 409, 'conflict/transfer-approved'],
+  ['approved', 'receive', 200, 'received'],
+  ['approved', 'cancel', 200, 'cancelled'],
+  ['received', 'approve', 409, 'conflict/transfer-received'],
+  ['received', 'receive', 409, 'conflict/transfer-received'],
+  ['received', 'cancel', 409, 'conflict/transfer-received'],
+  ['cancelled', 'approve', 409, 'conflict/transfer-cancelled'],
+  ['cancelled', 'receive', 409, 'conflict/transfer-cancelled'],
+  ['cancelled', 'cancel', 409, 'conflict/transfer-cancelled'],
+];
+
+test.each(TABLE)('a %s transfer: %s → %i %s', async (state, action, status, outcome) => {
+  const t = await inState(state);
+  const res = await act(t.id, action);
+  if (status === 200) {
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe(outcome);
+  } else {
+    expectError(res, status, outcome!);
+    expect(res.body.details).toMatchObject({ currentState: state, action });
+    const after = await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key });
+    expect(after.body.status).toBe(state);
+    expect(after.body.history.at(-1)).toMatchObject({ action, outcome: 'refused', state });
+  }
+});
+
+test('receive moves the stock out of the origin and into the destination, with ledger movements', async () => {
+  const [o1, o2, d1] = [await ledger().onHand(SKU, origin), await ledger().onHand(SKU2, origin), await ledger().onHand(SKU, dest)];
+  const t = await create([{ sku: SKU, quantity: 3 }, { sku: SKU2.toLowerCase(), quantity: 4 }]);
+  await act(t.id, 'approve');
+  expect((await act(t.id, 'receive')).body).toMatchObject({ status: 'received', receivedAt: expect.any(String) });
+  expect(await ledger().onHand(SKU, origin)).toBe(o1 - 3);
+  expect(await ledger().onHand(SKU2, origin)).toBe(o2 - 4);
+  expect(await ledger().onHand(SKU, dest)).toBe(d1 + 3);
+  const moves = await deps.db.collection('stock_movements').find({ tenantId, 'reference.id': t.id }).toArray();
+  expect(moves.map((m) => `${m.reason}:${m.sku}:${m.delta}`).sort()).toEqual([`transfer_in:${SKU2}:4`, `transfer_in:${SKU}:3`, `transfer_out:${SKU2}:-4`, `transfer_out:${SKU}:-3`].sort());
+});
+
+test('20 concurrent receives: one 200, the rest 409, stock moved once', async () => {
+  const before = await ledger().onHand(SKU, dest);
+  const t = await inState('approved');
+  const all = await Promise.all(Array.from({ length: 20 }, () => act(t.id, 'receive')));
+  expect(all.filter((r) => r.status === 200)).toHaveLength(1);
+  expect(all.filter((r) => r.status === 409)).toHaveLength(19);
+  expect(await ledger().onHand(SKU, dest)).toBe(before + 2);
+});
+
+test('a retried receive with the same Idempotency-Key answers the first result; another key is refused', async () => {
+  const before = await ledger().onHand(SKU, dest);
+  const t = await inState('approved');
+  const headers = { 'idempotency-key': `${P}-recv` };
+  const first = await act(t.id, 'receive', { headers });
+  const again = await act(t.id, 'receive', { headers });
+  expect([first.status, again.status]).toEqual([200, 200]);
+  expect(again.body).toEqual(first.body);
+  expectError(await act(t.id, 'receive', { headers: { 'idempotency-key': `${P}-other` } }), 409, 'conflict/transfer-received');
+  expect(await ledger().onHand(SKU, dest)).toBe(before + 2);
+});
+
+test('receive without enough stock at the origin: 409 conflict/insufficient-stock, nothing moves, still approved', async () => {
+  const sku = `${P}-LOW`;
+  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Low' }, price: 1 } })).status).toBe(201);
+  await ledger().apply({ sku, locationId: origin, delta: 1, reason: 'restock', actor: 'test' });
+  const aBefore = await ledger().onHand(SKU, origin);
+  const t = await create([{ sku: SKU, quantity: 1 }, { sku, quantity: 5 }]);
+  await act(t.id, 'approve');
+  expectError(await act(t.id, 'receive'), 409, 'conflict/insufficient-stock');
+  expect(await ledger().onHand(SKU, origin)).toBe(aBefore); // the first line was put back
+  expect(await ledger().onHand(sku, origin)).toBe(1);
+  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body.status).toBe('approved');
+  await ledger().apply({ sku, locationId: origin, delta: 10, reason: 'restock', actor: 'test' });
+  expect((await act(t.id, 'receive')).status).toBe(200);
+  expect(await ledger().onHand(sku, dest)).toBe(5);
+});
+
+test.each([
+  [{}, 'bad-request/missing-body'],
+  [{ destinationId: 'x', productsList: [{ sku: 'A', quantity: 1 }] }, 'bad-request/missing-origin'],
+  [{ originId: 'x', productsList: [{ sku: 'A', quantity: 1 }] }, 'bad-request/missing-destination'],
+  [{ originId: 'x', destinationId: 'y' }, 'bad-request/missing-products'],
+  [{ originId: 'x', destinationId: 'y', productsList: [] }, 'bad-request/missing-products'],
+  [{ originId: 'x', destinationId: 'y', productsList: [{ sku: 'A', quantity: 0 }] }, 'bad-request/invalid-items'],
+  [{ originId: 'x', destinationId: 'x', productsList: [{ sku: 'A', quantity: 1 }] }, 'bad-request/same-location'],
+])('create with %j → 400 %s, nothing stored', async (body, code) => {
+  const before = await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({});
+  expectError(await http(apiUrl, 'POST', '/inventory/transfers', { key, body }), 400, code);
+  expect(await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({})).toBe(before);
+});
+
+test('create with an unknown location → 404 not-found/location; unknown SKU → 404 not-found', async () => {
+  expectError(await http(apiUrl, 'POST', '/inventory/transfers', { key, body: { originId: origin, destinationId: 'loc_nope', productsList: [{ sku: SKU, quantity: 1 }] } }), 404, 'not-found/location');
+  expectError(await http(apiUrl, 'POST', '/inventory/transfers', { key, body: { originId: origin, destinationId: dest, productsList: [{ sku: `${P}-NOPE`, quantity: 1 }] } }), 404, 'not-found');
+});
+
+test("another tenant's transfer is 404 on every route", async () => {
+  const t = await create();
+  const other = await deps.tenantWithKey();
+  expectError(await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key: other.key }), 404, 'not-found');
+  for (const action of ['approve', 'receive', 'cancel']) expectError(await act(t.id, action, { key: other.key }), 404, 'not-found');
+  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body.status).toBe('pending');
+});
+
+test('a worker killed between approve and receive: the receive still works, once', async () => {
+  // own task queue and worker, so killing it touches no other test
+  const taskQueue = `transfer-kill-${Date.now()}`;
+  const { env, dataDir } = testStack();
+  const worker = (name: string): Proc => startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), { cwd: ROOT, logDir: join(dataDir, 'logs'), env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue } });
+  const id = `trf_KILL${Date.now()}`;
+  const tdb = new TenantDb(deps.db, tenantId);
+  const now = new Date();
+  await tdb.collection(transfers).insertOne({
+    _id: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }], notes: null, status: 'pending', workflowId: `${tenantId}/${id}`,
+    createdBy: 'test', createdAt: now, updatedAt: now, approvedAt: null, receivedAt: null, cancelledAt: null, cancelReason: null, receiveKey: null, history: [],
+  });
+  const handle = await deps.temporal.workflow.start('transferWorkflow', { taskQueue, workflowId: `${tenantId}/${id}`, args: [{ tenantId, transferId: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }] }] });
+  const before = await ledger().onHand(SKU, dest);
+  let first: Proc | null = worker('worker-transfer-1');
+  try {
+    await handle.executeUpdate('approve', { args: [{ actor: 'test' }] });
+    first.child.kill('SIGKILL');
+    await first.exited;
+    first = worker('worker-transfer-2');
+    expect(await handle.executeUpdate('receive', { args: [{ actor: 'test' }] })).toEqual({ status: 'received' });
+    expect(await handle.result()).toBe('received');
+    expect(await ledger().onHand(SKU, dest)).toBe(before + 5);
+    expect((await tdb.collection(transfers).findOne({ _id: id }))!.status).toBe('received');
+  } finally {
+    await first?.stop();
+  }
+});
