@@ -1,12 +1,18 @@
 import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
 import { productRoutes } from './products/routes';
+import { productStockRoutes } from './products/stock-reads';
 import { orderRoutes } from './orders/routes';
+import { locationRoutes } from './locations/routes';
 import { csvRoutes } from './csv/routes';
 import { csvAsyncRoutes } from './csv/async';
 import { bulkRoutes } from './bulk/routes';
 import { stockRoutes } from './inventory/stock';
 import { transferRoutes } from './inventory/transfers';
+import { adjustmentRoutes } from './inventory/adjustments';
+import { countRoutes } from './inventory/counts';
+import { lotRoutes } from './inventory/lots';
+import { reportRoutes } from './inventory/reports';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...stockRoutes, ...transferRoutes, ...productRoutes, ...orderRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...stockRoutes, ...transferRoutes, ...adjustmentRoutes, ...countRoutes, ...lotRoutes, ...reportRoutes, ...productStockRoutes, ...productRoutes, ...locationRoutes, ...orderRoutes];

@@ -7,6 +7,9 @@ import { COMPACT_FIELDS, EXTENDS, presentListItem, presentProduct, type Extend }
 import { buildFilter, buildSort, commaList, searchClause, SORT_FIELDS, type ProductFilters } from '../../shared/products/query';
 import { productInputSchema, STATUSES } from '../../shared/products/schema';
 import type { ProductDoc } from '../../shared/products/types';
+import { addStock, productIdsAvailableAt } from '../../shared/inventory/stock-view';
+import { Locations } from '../../shared/locations/locations';
+import { ObjectId } from 'mongodb';
 import type { JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['products:read' as const] };
@@ -55,13 +58,15 @@ function catalog(ctx: AppContext): Catalog {
   return new Catalog(tenantOf(ctx).tenantDb);
 }
 
-async function list(ctx: AppContext, f: ProductFilters, page: number, limit: number, sort: string, extend: Set<Extend>) {
+async function list(ctx: AppContext, f: ProductFilters, page: number, limit: number, sort: string, extend: Set<Extend>, onlyIds?: string[]) {
+  const { tenantDb } = tenantOf(ctx);
   const { filter } = buildFilter(f);
-  const docs = await tenantOf(ctx)
-    .tenantDb.collection(products)
-    .find(filter, { sort: buildSort(sort), skip: (page - 1) * limit, limit })
-    .toArray();
-  return docs.map((d) => presentListItem(d as ProductDoc, extend));
+  const scoped = onlyIds ? { $and: [filter, { _id: { $in: onlyIds.map((id) => new ObjectId(id)) } }] } : filter;
+  const docs = (await tenantDb.collection(products).find(scoped, { sort: buildSort(sort), skip: (page - 1) * limit, limit }).toArray()) as ProductDoc[];
+  const items = docs.map((d) => presentListItem(d, extend));
+  // stock (inventory by location, variants[].stock) comes from the ledger when asked for: extend=inventory or all
+  if (extend.has('inventory') || extend.has('all')) await addStock(tenantDb, docs, items, { inventory: true });
+  return items;
 }
 
 const countResult: JsonSchema = { type: 'object', properties: { count: { type: 'integer' }, searchStrategy: { type: 'string' } } };
@@ -193,11 +198,21 @@ export const productRoutes = defineRoutes([
     summary: 'List products (a flat array) with filters, paging, sort and extend',
     tags: ['products'],
     auth: read,
-    query: queryObject({ ...filterQuery, ...paging, extend: extendParam }),
-    responses: { 200: { description: 'a flat array of list items' } },
+    query: queryObject({ ...filterQuery, ...paging, extend: extendParam, availableAt: { type: 'string', minLength: 1, description: 'a location id: only products with stock there, answered as `{data, meta{page, limit, total}}`' } }),
+    responses: { 200: { description: 'a flat array of list items; with availableAt, `{data, meta: {page, limit, total}}`' }, 404: { description: 'not-found: availableAt names no location of the tenant' } },
     handler: async (ctx) => {
       const q = ctx.state.query!;
-      ctx.body = await list(ctx, filtersFrom(q), q.page as number, q.limit as number, q.sort as string, extendsFrom(q.extend));
+      const args = [filtersFrom(q), q.page as number, q.limit as number, q.sort as string, extendsFrom(q.extend)] as const;
+      if (typeof q.availableAt !== 'string') {
+        ctx.body = await list(ctx, ...args);
+        return;
+      }
+      const { tenantDb } = tenantOf(ctx);
+      if (!(await new Locations(tenantDb).get(q.availableAt))) throw new AppError(404, 'not-found', `No location ${q.availableAt}`, { field: 'availableAt' });
+      const ids = await productIdsAvailableAt(tenantDb, q.availableAt, (sku) => catalog(ctx).skuOwner(sku));
+      const { filter } = buildFilter(args[0]);
+      const total = ids.length ? await tenantDb.collection(products).countDocuments({ $and: [filter, { _id: { $in: ids.map((id) => new ObjectId(id)) } }] }) : 0;
+      ctx.body = { data: ids.length ? await list(ctx, ...args, ids) : [], meta: { page: args[1], limit: args[2], total } };
     },
   },
   {
@@ -227,7 +242,11 @@ export const productRoutes = defineRoutes([
     handler: async (ctx) => {
       const doc = await catalog(ctx).get(ctx.params.id);
       if (!doc) throw notFound(ctx.params.id);
-      ctx.body = presentProduct(doc);
+      const item = presentProduct(doc);
+      const extend = extendsFrom(ctx.state.query!.extend);
+      // extend=inventory (or all) adds the ledger's stock: inventory {total, byLocation} and variants[].stock
+      if (extend.has('inventory') || extend.has('all')) await addStock(tenantOf(ctx).tenantDb, [doc], [item], { inventory: true });
+      ctx.body = item;
     },
   },
   {
