@@ -6,9 +6,10 @@ import { orderComments, orders } from '../orders/collections';
 import { bulkOperationItems, bulkOperations } from '../bulk/operations';
 import { importErrors, importStaging } from '../csv/jobs';
 import { locations } from '../locations/locations';
+import { locationZones } from '../locations/zones';
 import { stockLevels, stockMovements } from '../inventory/collections';
 import { inventoryHandlers } from '../inventory/handlers';
 import { transfers } from '../inventory/transfers';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, stockLevels, stockMovements, inventoryHandlers, transfers];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, transfers];

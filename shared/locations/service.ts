@@ -1,0 +1,305 @@
+import type { Filter, UpdateFilter } from 'mongodb';
+import { defineCollection } from '../db/collection';
+import { isDuplicateKeyError } from '../db/mongo';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { newId } from '../ids';
+import { ADDRESS_FIELDS, Locations, locations, type Address, type LocationDoc, type LocationStatus, type LocationType } from './locations';
+import { locationZones, normalizeZoneCode, zoneKey, type ZoneDoc, type ZoneType } from './zones';
+
+/** The spec's Locations codes (flat envelope). */
+export const locationErrors = {
+  /** GET /locations/{id} only: the spec gives it the bare `not-found`. */
+  readNotFound: (id: string) => new AppError(404, 'not-found', `No location ${id}`, { field: 'id' }),
+  /** Every other lookup by id (update, set-default, delete, zones, places). */
+  notFound: (message: string, field = 'id') => new AppError(404, 'bad-request/not-found', message, { field }),
+  countUnresolved: (message: string, field: string) => new AppError(400, 'bad-request/not-found', `The count cannot be resolved: ${message}`, { field }),
+  missing: (field: 'name' | 'type' | 'code' | 'id', message = `${field} is required`) => new AppError(400, `bad-request/missing-${field}`, message, { field }),
+  missingParam: (parameter: string) => new AppError(400, 'bad-request/missing-param', `The query parameter ${parameter} is required`, { field: parameter, parameter }),
+  invalidType: (got: unknown, allowed: readonly string[]) =>
+    new AppError(400, 'bad-request/invalid-type', `type must be one of ${allowed.join(', ')}; got ${JSON.stringify(got)}`, { field: 'type' }),
+  systemLocation: (message: string) => new AppError(400, 'bad-request/system-location', message),
+  cantDelete: (message: string, details?: Record<string, unknown>) => new AppError(400, "bad-request/can't-delete", message, details ? { details } : {}),
+  duplicateCode: (code: string, locationId: string) =>
+    new AppError(400, 'bad-request/duplicate-code', `Zone code ${code} is already used in location ${locationId}`, { field: 'code' }),
+};
+
+/**
+ * The stock balances inventory keeps (`shared/inventory` owns and indexes the collection); only
+ * read here, to refuse deleting a location that still holds stock.
+ */
+interface StockLevelRead {
+  _id: string; // `<tenantId>:<locationId>:<SKU>`
+  tenantId: string;
+  sku: string;
+  locationId: string;
+  onHand: number;
+}
+const stockLevelsRead = defineCollection<StockLevelRead>({ name: 'stock_levels', scope: 'tenant', indexes: [] });
+
+export interface LocationInput {
+  name: string;
+  type: LocationType;
+  address?: Address;
+  code?: string;
+  phone?: string;
+  email?: string;
+  isDefault?: boolean;
+  status?: LocationStatus;
+}
+
+/** A partial update: `null` clears an optional field (code, phone, email, an address part). */
+export interface LocationPatch {
+  name?: string;
+  type?: LocationType;
+  address?: Partial<Record<keyof Address, string | null>>;
+  code?: string | null;
+  phone?: string | null;
+  email?: string | null;
+  isDefault?: boolean;
+  status?: LocationStatus;
+}
+
+export interface LocationFilters {
+  q?: string;
+  type?: LocationType;
+  status?: LocationStatus;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Each whitespace-separated token must appear (case-insensitive) in one of `fields`. */
+function textClause(q: string, fields: string[]): Filter<LocationDoc> {
+  const tokens = q.trim().split(/\s+/).filter(Boolean).slice(0, 10);
+  const one = (token: string) => {
+    const re = new RegExp(escapeRegex(token), 'i');
+    return { $or: fields.map((f) => ({ [f]: re })) };
+  };
+  if (tokens.length === 0) return {};
+  return (tokens.length === 1 ? one(tokens[0]) : { $and: tokens.map(one) }) as Filter<LocationDoc>;
+}
+
+const LIST_TEXT_FIELDS = ['name', ...ADDRESS_FIELDS.map((f) => `address.${f}`)];
+const PLACE_TEXT_FIELDS = ['name', 'address.street', 'address.city', 'address.state'];
+/** System first, then oldest first; `_id` breaks ties so pages never overlap. */
+const LIST_ORDER = { isSystem: -1, createdAt: 1, _id: 1 } as const;
+
+function cleanAddress(address: Address | undefined): Address {
+  const out: Address = {};
+  for (const f of ADDRESS_FIELDS) {
+    const v = address?.[f];
+    if (typeof v === 'string' && v.trim()) out[f] = f === 'country' ? v.trim().toUpperCase() : v.trim();
+  }
+  return out;
+}
+
+/** Locations of one tenant: CRUD, the one default, place lookups and zones. */
+export class LocationService {
+  readonly locations: Locations;
+
+  constructor(private readonly tenantDb: TenantDb) {
+    this.locations = new Locations(tenantDb);
+  }
+
+  private get col() {
+    return this.tenantDb.collection(locations);
+  }
+
+  private get zones() {
+    return this.tenantDb.collection(locationZones);
+  }
+
+  /** The stored location with `isDefault` from the pointer, or null. */
+  async find(id: string): Promise<LocationDoc | null> {
+    return this.locations.get(id);
+  }
+
+  /** The location or 404 `bad-request/not-found`. */
+  async require(id: string): Promise<LocationDoc> {
+    const doc = await this.locations.getRaw(id);
+    if (!doc) throw locationErrors.notFound(`No location ${id}`);
+    return doc;
+  }
+
+  filter(f: LocationFilters): Filter<LocationDoc> {
+    const parts: Filter<LocationDoc>[] = [];
+    if (f.q && f.q.trim()) parts.push(textClause(f.q, LIST_TEXT_FIELDS));
+    if (f.type) parts.push({ type: f.type });
+    // the system location of an older tenant may have no status: it reads as active
+    if (f.status) parts.push(f.status === 'active' ? { status: { $ne: 'inactive' } } : { status: 'inactive' });
+    if (parts.length === 0) return {};
+    return parts.length === 1 ? parts[0] : ({ $and: parts } as Filter<LocationDoc>);
+  }
+
+  async list(f: LocationFilters & { page: number; limit: number }): Promise<{ docs: LocationDoc[]; total: number }> {
+    const defaultId = await this.locations.defaultId(); // also creates the system location on first use
+    const filter = this.filter(f);
+    const [docs, total] = await Promise.all([
+      this.col.find(filter).sort(LIST_ORDER).skip((f.page - 1) * f.limit).limit(f.limit).toArray(),
+      this.col.countDocuments(filter),
+    ]);
+    return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };
+  }
+
+  async count(f: LocationFilters): Promise<number> {
+    await this.locations.systemRaw();
+    return this.col.countDocuments(this.filter(f));
+  }
+
+  async create(input: LocationInput): Promise<LocationDoc> {
+    await this.locations.systemRaw();
+    const now = new Date();
+    const _id = newId('loc');
+    const doc = {
+      _id,
+      name: input.name.trim(),
+      type: input.type,
+      address: cleanAddress(input.address),
+      ...(input.code !== undefined ? { code: input.code.trim() } : {}),
+      ...(input.phone !== undefined ? { phone: input.phone.trim() } : {}),
+      ...(input.email !== undefined ? { email: input.email.trim() } : {}),
+      status: input.status ?? 'active',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.col.insertOne(doc as Omit<LocationDoc, 'tenantId'>);
+    if (input.isDefault) await this.makeDefault(_id);
+    return (await this.find(_id))!;
+  }
+
+  async update(id: string, patch: LocationPatch): Promise<LocationDoc> {
+    const doc = await this.require(id);
+    if (doc.isSystem) {
+      if (patch.isDefault === false) {
+        throw locationErrors.systemLocation('The system location cannot lose isDefault: make another location the default (POST /locations/{id}/set-default) instead');
+      }
+      if (patch.type !== undefined && patch.type !== 'location') throw locationErrors.systemLocation('The system location is always of type location');
+      if (patch.status === 'inactive') throw locationErrors.systemLocation('The system location is always active (it is the default whenever no other location is)');
+    }
+    const $set: Record<string, unknown> = { updatedAt: new Date() };
+    const $unset: Record<string, ''> = {};
+    if (patch.name !== undefined) $set.name = patch.name.trim();
+    if (patch.type !== undefined) $set.type = patch.type;
+    if (patch.status !== undefined) $set.status = patch.status;
+    for (const f of ['code', 'phone', 'email'] as const) {
+      const v = patch[f];
+      if (v === null) $unset[f] = '';
+      else if (v !== undefined) $set[f] = v.trim();
+    }
+    if (patch.address) {
+      if (doc.address && typeof doc.address === 'object') {
+        // part by part, so a concurrent change of another part stands
+        for (const f of ADDRESS_FIELDS) {
+          const v = patch.address[f];
+          if (v === null || (typeof v === 'string' && !v.trim())) $unset[`address.${f}`] = '';
+          else if (v !== undefined) $set[`address.${f}`] = f === 'country' ? v.trim().toUpperCase() : v.trim();
+        }
+      } else {
+        $set.address = cleanAddress(patch.address as Address);
+      }
+    }
+    const update: UpdateFilter<LocationDoc> = { $set } as UpdateFilter<LocationDoc>;
+    if (Object.keys($unset).length) (update as Record<string, unknown>).$unset = $unset;
+    if (!(await this.col.updateById(id, update))) throw locationErrors.notFound(`No location ${id}`);
+    if (patch.isDefault === true) await this.makeDefault(id);
+    else if (patch.isDefault === false) await this.locations.releaseDefault(id);
+    const after = await this.find(id);
+    if (!after) throw locationErrors.notFound(`No location ${id}`);
+    return after;
+  }
+
+  async setDefault(id: string): Promise<LocationDoc> {
+    await this.require(id);
+    await this.makeDefault(id);
+    const after = await this.find(id);
+    if (!after) throw locationErrors.notFound(`No location ${id}`);
+    return after;
+  }
+
+  /**
+   * Points the default at `id`. If the location was deleted meanwhile, the pointer goes back to
+   * the system location (guarded, so a later set-default of another location stands) and 404.
+   */
+  private async makeDefault(id: string): Promise<void> {
+    await this.locations.pointDefaultAt(id);
+    if (!(await this.locations.getRaw(id))) {
+      await this.locations.releaseDefault(id);
+      throw locationErrors.notFound(`No location ${id}`);
+    }
+  }
+
+  async delete(id: string): Promise<LocationDoc> {
+    const doc = await this.require(id);
+    if (doc.isSystem) throw locationErrors.systemLocation('The system location cannot be deleted');
+    if (doc.managedBy) {
+      throw locationErrors.cantDelete(`Location ${id} is managed by the integration ${doc.managedBy}; remove it from the integration first`, { managedBy: doc.managedBy });
+    }
+    const stock = this.tenantDb.collection(stockLevelsRead);
+    const holding = await stock.find({ locationId: id, onHand: { $gt: 0 } }).limit(5).toArray();
+    if (holding.length) {
+      const skus = await stock.countDocuments({ locationId: id, onHand: { $gt: 0 } });
+      throw locationErrors.cantDelete(
+        `Location ${id} still holds stock of ${skus} SKU${skus === 1 ? '' : 's'} (${holding.map((l) => `${l.sku}: ${l.onHand}`).join(', ')}${skus > holding.length ? ', …' : ''}); transfer or adjust it to zero first`,
+        { skusWithStock: skus, examples: holding.map((l) => ({ sku: l.sku, onHand: l.onHand })) },
+      );
+    }
+    if (!(await this.col.deleteById(id))) throw locationErrors.notFound(`No location ${id}`);
+    await this.zones.deleteMany({ locationId: id });
+    const sys = await this.locations.systemRaw();
+    if (sys.defaultLocationId === id) await this.locations.releaseDefault(id);
+    return doc;
+  }
+
+  /** Locations whose name or address (street, city, state) contains every word of `q`. */
+  async searchPlaces(q: string, limit: number): Promise<{ docs: LocationDoc[]; total: number }> {
+    return this.listWhere(textClause(q, PLACE_TEXT_FIELDS), limit);
+  }
+
+  /** Locations with exactly this postal code (ignoring case and surrounding spaces). */
+  async byPostalCode(postalCode: string, limit: number): Promise<{ docs: LocationDoc[]; total: number }> {
+    return this.listWhere({ 'address.postalCode': new RegExp(`^${escapeRegex(postalCode.trim())}$`, 'i') } as Filter<LocationDoc>, limit);
+  }
+
+  private async listWhere(filter: Filter<LocationDoc>, limit: number): Promise<{ docs: LocationDoc[]; total: number }> {
+    const defaultId = await this.locations.defaultId();
+    const [docs, total] = await Promise.all([this.col.find(filter).sort(LIST_ORDER).limit(limit).toArray(), this.col.countDocuments(filter)]);
+    return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };
+  }
+
+  async createZone(locationId: string, input: { code: string; name: string; type: ZoneType }): Promise<ZoneDoc> {
+    await this.require(locationId);
+    const code = normalizeZoneCode(input.code);
+    const now = new Date();
+    const zone: Omit<ZoneDoc, 'tenantId'> = { _id: zoneKey(this.tenantDb.tenantId, locationId, code), locationId, code, name: input.name.trim(), type: input.type, createdAt: now, updatedAt: now };
+    try {
+      await this.zones.insertOne(zone);
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw locationErrors.duplicateCode(code, locationId);
+      throw err;
+    }
+    // the location may have been deleted between the check and the insert: leave no orphan
+    if (!(await this.locations.getRaw(locationId))) {
+      await this.zones.deleteById(zone._id);
+      throw locationErrors.notFound(`No location ${locationId}`);
+    }
+    return { ...zone, tenantId: this.tenantDb.tenantId };
+  }
+
+  async listZones(locationId: string): Promise<ZoneDoc[]> {
+    await this.require(locationId);
+    return this.zones.find({ locationId }).sort({ code: 1 }).toArray();
+  }
+
+  async deleteZone(locationId: string, code: string): Promise<ZoneDoc> {
+    await this.require(locationId);
+    const key = zoneKey(this.tenantDb.tenantId, locationId, code);
+    const zone = await this.zones.findOne({ _id: key });
+    if (!zone || !(await this.zones.deleteById(key))) throw locationErrors.notFound(`No zone ${normalizeZoneCode(code)} in location ${locationId}`, 'code');
+    return zone;
+  }
+}
