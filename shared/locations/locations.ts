@@ -87,11 +87,13 @@ export class Locations {
 
   async get(id: string): Promise<LocationDoc | null> {
     if (id === this.systemId) return this.system();
-    const doc = await this.getRaw(id);
-    return doc && this.overlay(doc, await this.defaultId());
+    if (!id) return null;
+    // two primary-key reads: a location other than the system one is the default exactly when the pointer names it
+    const [doc, sys] = await Promise.all([this.col.findOne({ _id: id }), this.col.findOne({ _id: this.systemId })]);
+    return doc && { ...doc, isDefault: sys?.defaultLocationId === doc._id };
   }
 
-  /** The location as stored, without the default overlay (and without creating the system location). */
+  /** The location as stored, without the default overlay (asking for the system location creates it on first use). */
   async getRaw(id: string): Promise<LocationDoc | null> {
     if (!id) return null;
     if (id === this.systemId) return this.systemRaw();
@@ -113,10 +115,13 @@ export class Locations {
 
   /** The id of the default location. A pointer to a location that no longer exists means the system one. */
   async defaultId(): Promise<string> {
-    return this.defaultIdFrom(await this.systemRaw());
+    // no system location yet: nothing else can be the default either
+    const sys = await this.col.findOne({ _id: this.systemId });
+    return sys ? this.defaultIdFrom(sys) : this.systemId;
   }
 
-  private async defaultIdFrom(sys: LocationDoc): Promise<string> {
+  /** The default's id given the stored system location. */
+  async defaultIdFrom(sys: LocationDoc): Promise<string> {
     const pointer = sys.defaultLocationId;
     if (!pointer || pointer === sys._id) return sys._id;
     return (await this.col.findOne({ _id: pointer })) ? pointer : sys._id;

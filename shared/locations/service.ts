@@ -134,7 +134,7 @@ export class LocationService {
   }
 
   async list(f: LocationFilters & { page: number; limit: number }): Promise<{ docs: LocationDoc[]; total: number }> {
-    const defaultId = await this.locations.defaultId(); // also creates the system location on first use
+    const defaultId = await this.locations.defaultIdFrom(await this.locations.systemRaw()); // the system location exists from the first read on
     const filter = this.filter(f);
     const [docs, total] = await Promise.all([
       this.col.find(filter).sort(LIST_ORDER).skip((f.page - 1) * f.limit).limit(f.limit).toArray(),
@@ -266,7 +266,7 @@ export class LocationService {
   }
 
   private async listWhere(filter: Filter<LocationDoc>, limit: number): Promise<{ docs: LocationDoc[]; total: number }> {
-    const defaultId = await this.locations.defaultId();
+    const defaultId = await this.locations.defaultIdFrom(await this.locations.systemRaw());
     const [docs, total] = await Promise.all([this.col.find(filter).sort(LIST_ORDER).limit(limit).toArray(), this.col.countDocuments(filter)]);
     return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };
   }
