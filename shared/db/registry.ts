@@ -10,6 +10,7 @@ import { locationZones } from '../locations/zones';
 import { stockLevels, stockMovements } from '../inventory/collections';
 import { inventoryHandlers } from '../inventory/handlers';
 import { transfers } from '../inventory/transfers';
+import { channels } from '../channels/channels';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, transfers];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, transfers, channels];
