@@ -155,8 +155,9 @@ function validate(schema: JsonSchema, body: unknown): Record<string, unknown> {
   const fn = compile(schema);
   const fe = fn(b) ? [] : toFieldErrors(fn.errors);
   for (const f of fe) if (f.field === 'type' && f.message === 'is required') f.message = `is required: one of ${ACCEPTED_TYPES}`;
-  if (typeof b.name === 'string' && b.name.trim() === '') fe.push({ field: 'name', message: 'must not be blank' });
-  if (typeof b.type === 'string' && b.type.length <= 100 && !resolveChannelType(b.type)) fe.push(unknownType(b.type));
+  // the schema already reports an empty or too long value: these add only what it cannot see
+  if (typeof b.name === 'string' && b.name.length > 0 && b.name.trim() === '') fe.push({ field: 'name', message: 'must not be blank' });
+  if (typeof b.type === 'string' && b.type.length > 0 && b.type.length <= 100 && !resolveChannelType(b.type)) fe.push(unknownType(b.type));
   const url = (b.settings as { endpointUrl?: unknown } | undefined)?.endpointUrl;
   if (typeof url === 'string' && url.length > 0 && url.length <= 2048 && !isHttpUrl(url)) {
     fe.push({ field: 'settings.endpointUrl', message: 'must be an absolute http:// or https:// URL with a host and without credentials' });
