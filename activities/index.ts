@@ -8,6 +8,7 @@ import { rollbackOperation } from './bulk/rollback-operation';
 import { importActivities } from './csv/import-activities';
 import { exportCsv } from './csv/export-csv';
 import { transferActivities } from './inventory/transfer-activities';
+import { publicationActivities } from './publication/publish-activities';
 
 export interface ActivityDeps {
   config: Config;
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...importActivities(deps),
     exportCsv: exportCsv(deps),
     ...transferActivities(deps),
+    ...publicationActivities(deps),
   };
 }
 

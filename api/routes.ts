@@ -2,6 +2,7 @@ import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
 import { productRoutes } from './products/routes';
 import { productStockRoutes } from './products/stock-reads';
+import { publicationRoutes } from './publication/routes';
 import { channelRoutes } from './channels/routes';
 import { orderRoutes } from './orders/routes';
 import { locationRoutes } from './locations/routes';
@@ -16,4 +17,4 @@ import { lotRoutes } from './inventory/lots';
 import { reportRoutes } from './inventory/reports';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...stockRoutes, ...transferRoutes, ...adjustmentRoutes, ...countRoutes, ...lotRoutes, ...reportRoutes, ...productStockRoutes, ...productRoutes, ...locationRoutes, ...channelRoutes, ...orderRoutes];
+export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...stockRoutes, ...transferRoutes, ...adjustmentRoutes, ...countRoutes, ...lotRoutes, ...reportRoutes, ...productStockRoutes, ...publicationRoutes, ...productRoutes, ...locationRoutes, ...channelRoutes, ...orderRoutes];

@@ -28,6 +28,10 @@ export interface Config {
   /** Lifetime of access tokens from POST /auth/token, in seconds. */
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** Encrypts secrets stored for tenants (channel signing secrets): any long random text; keep it stable. */
+  secretsKey: string;
+  /** Publications of at most this many products answer synchronously (201); larger ones are jobs (202). */
+  publishSyncMax: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -67,5 +71,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
+    secretsKey: required(env, 'SECRETS_KEY'),
+    publishSyncMax: integer(env, 'PUBLISH_SYNC_MAX', 10),
   };
 }

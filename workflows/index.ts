@@ -5,3 +5,4 @@ export { rollbackWorkflow } from './bulk/rollback.workflow';
 export { csvImportWorkflow } from './csv/import.workflow';
 export { csvExportWorkflow } from './csv/export.workflow';
 export { transferWorkflow } from './inventory/transfer.workflow';
+export { publicationWorkflow } from './publication/publish.workflow';

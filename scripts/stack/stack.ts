@@ -61,17 +61,21 @@ interface Secrets {
   s3AccessKey: string;
   s3SecretKey: string;
   kmsKey: string;
+  /** SECRETS_KEY of our processes (shared/config.ts). */
+  secretsKey: string;
 }
 
 /** Credentials of the embedded MinIO, made once per data directory so a second start reuses its data. */
 function secretsFor(dataDir: string): Secrets {
   const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Secrets;
-  const secrets: Secrets = {
+  const made: Secrets = {
     s3AccessKey: `bo${randomBytes(8).toString('hex')}`,
     s3SecretKey: randomBytes(24).toString('base64url'),
     kmsKey: `backoffice-key:${randomBytes(32).toString('base64')}`,
+    secretsKey: randomBytes(32).toString('base64url'),
   };
+  // a data directory from before a secret existed keeps what it has and gains the new one
+  const secrets: Secrets = existsSync(file) ? { ...made, ...(JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>) } : made;
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
 }
@@ -103,6 +107,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       S3_BUCKET: given.S3_BUCKET ?? 'backoffice',
       S3_REGION: given.S3_REGION ?? 'us-east-1',
       LOG_LEVEL: given.LOG_LEVEL ?? 'info',
+      SECRETS_KEY: given.SECRETS_KEY ?? secretsFor(dataDir).secretsKey,
       HOST: '127.0.0.1',
       PORT: String(ports.api),
     };

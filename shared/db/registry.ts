@@ -9,8 +9,12 @@ import { locations } from '../locations/locations';
 import { locationZones } from '../locations/zones';
 import { stockLevels, stockMovements } from '../inventory/collections';
 import { inventoryHandlers } from '../inventory/handlers';
+import { adjustments } from '../inventory/adjustments';
+import { counts } from '../inventory/counts';
+import { lotCosts } from '../inventory/lots';
 import { transfers } from '../inventory/transfers';
+import { publicationItems, publicationLocks } from '../publication/publication';
 import { channels } from '../channels/channels';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, transfers, channels];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, adjustments, counts, lotCosts, transfers, publicationItems, publicationLocks, channels];

@@ -20,6 +20,8 @@ export interface JobRecord {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  /** Set by a cancel request before the workflow is told: activities check it before each unit of work. */
+  cancelRequestedAt?: Date | null;
 }
 
 export const jobs = defineCollection<JobRecord>({

@@ -16,6 +16,8 @@ export interface StartJob {
   /** A client's Idempotency-Key: a repeated start with the same key returns the same job. */
   idempotencyKey?: string;
   input?: Record<string, unknown>;
+  /** Runs once the job record exists, before its workflow starts (e.g. takes a lock named after the job); a throw undoes the job. */
+  beforeStart?: (jobId: string) => Promise<void>;
 }
 
 /**
@@ -58,6 +60,14 @@ export class Jobs {
       const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
       if (!existing) throw err;
       return { job: existing, created: false };
+    }
+    if (job.beforeStart) {
+      try {
+        await job.beforeStart(jobId);
+      } catch (err) {
+        await col.deleteOne({ _id: jobId });
+        throw err;
+      }
     }
     try {
       await this.temporal.workflow.start(job.workflowType, {

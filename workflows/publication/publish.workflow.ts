@@ -1,0 +1,88 @@
+import { ActivityCancellationType, CancellationScope, allHandlersFinished, condition, defineQuery, defineSignal, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { PublishOptions } from '../../shared/publication/publication';
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  // short: a killed worker's batch moves to another worker within seconds
+  heartbeatTimeout: '20 seconds',
+  // a cancel waits for the batch to stop, so the counts include what it did
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['CHANNEL_NOT_FOUND', 'cancelled'] },
+});
+
+export interface PublicationInput {
+  tenantId: string;
+  jobId: string;
+  channelId: string;
+  productIds: string[];
+  options: PublishOptions;
+  targetMarketplaces: string[];
+  batchSize: number;
+  /** Keep per-product results in the result (a small, synchronous publication answers with them). */
+  collectResults: boolean;
+}
+
+export interface PublicationProgress {
+  status: 'processing' | 'completed' | 'failed' | 'cancelled';
+  total: number;
+  processed: number;
+  published: number;
+  failed: number;
+  skipped: number;
+  percent: number;
+  cancelReason: string | null;
+}
+
+export const cancelPublication = defineSignal<[{ reason: string | null }]>('cancel');
+export const publicationProgress = defineQuery<PublicationProgress>('progress');
+
+/**
+ * One publication: the products in batches, each batch an activity. The cancel signal stops it
+ * between batches, and cancels the batch under way (which stops before its next product). The
+ * job record and the channel's lock are settled at the end, whatever happened.
+ */
+export async function publicationWorkflow(input: PublicationInput) {
+  const p: PublicationProgress = { status: 'processing', total: input.productIds.length, processed: 0, published: 0, failed: 0, skipped: 0, percent: 0, cancelReason: null };
+  const results: { sku: string; success: boolean; error?: string }[] = [];
+  let cancelRequested = false;
+  let batchScope: CancellationScope | null = null;
+  setHandler(publicationProgress, () => p);
+  setHandler(cancelPublication, ({ reason }) => {
+    if (p.status !== 'processing') return;
+    cancelRequested = true;
+    p.cancelReason = reason;
+    batchScope?.cancel();
+  });
+
+  await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'processing' });
+  let failure: string | null = null;
+  for (let from = 0; from < input.productIds.length && !cancelRequested; from += input.batchSize) {
+    const productIds = input.productIds.slice(from, from + input.batchSize);
+    try {
+      const r = await CancellationScope.cancellable(async () => {
+        batchScope = CancellationScope.current();
+        return acts.publishBatch({ tenantId: input.tenantId, jobId: input.jobId, channelId: input.channelId, productIds, options: input.options, targetMarketplaces: input.targetMarketplaces });
+      });
+      for (const x of r.results) {
+        p.processed++;
+        if (x.success) p.published++;
+        else if ((x as { skipped?: boolean }).skipped) p.skipped++;
+        else p.failed++;
+        if (input.collectResults) results.push({ sku: x.sku, success: x.success, ...(x.error ? { error: x.error } : {}) });
+      }
+    } catch (err) {
+      if (cancelRequested) break; // the batch stopped because of the cancel
+      failure = isCancellation(err) ? 'cancelled' : (err as Error).message;
+      break;
+    } finally {
+      batchScope = null;
+    }
+    p.percent = Math.floor((p.processed / Math.max(1, p.total)) * 100);
+  }
+  p.status = cancelRequested ? 'cancelled' : failure ? 'failed' : 'completed';
+  const counts = await acts.finishPublication({ tenantId: input.tenantId, jobId: input.jobId, channelId: input.channelId, status: p.status, cancelReason: p.cancelReason, total: p.total });
+  Object.assign(p, { published: counts.published, failed: counts.failed, skipped: counts.skipped, processed: counts.published + counts.failed + counts.skipped, percent: 100 });
+  await condition(allHandlersFinished);
+  return { ...p, error: failure, results: input.collectResults ? results : [] };
+}
