@@ -42,7 +42,7 @@ async function main(): Promise<number> {
     for (const shape of ['hot', 'spread'] as const) {
       const skuOf = (i: number) => (shape === 'hot' ? 'HOT-1' : `SPREAD-${i % SPREAD_SKUS}`);
       const skus = shape === 'hot' ? ['HOT-1'] : Array.from({ length: SPREAD_SKUS }, (_, i) => `SPREAD-${i}`);
-      const start = (sku: string) => (shape === 'hot' ? MOVEMENTS : Math.ceil(MOVEMENTS / SPREAD_SKUS)) + 10 + sku.length * 0;
+      const start = (sku: string) => (shape === 'hot' ? MOVEMENTS : Math.ceil(MOVEMENTS / SPREAD_SKUS)) + 10;
 
       // ours: the ledger, in its own tenant
       const tenantId = `ten_bench_${shape}`;

@@ -103,6 +103,16 @@ export class TenantCollection<T extends TenantDoc> {
     return res.matchedCount === 1;
   }
 
+  /**
+   * An update by `_id` alone, without the read updateById makes first, for ids built from the
+   * tenant (`<tenantId>:…`): such an id cannot name another tenant's document.
+   */
+  async updateByTenantKey(id: string, update: UpdateFilter<T>): Promise<boolean> {
+    if (!id.startsWith(`${this.tenantId}:`)) throw new Error(`updateByTenantKey needs an id of this tenant, got ${id}`);
+    const res = await this.collection.updateOne({ _id: id } as Filter<T>, this.guardUpdate(update));
+    return res.matchedCount === 1;
+  }
+
   /** Deletes one document by `_id` alone, after checking its tenant (see updateById). */
   async deleteById(id: string | ObjectId): Promise<boolean> {
     const doc = await this.findOne({ _id: id } as Filter<T>, {});

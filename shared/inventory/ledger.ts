@@ -4,8 +4,12 @@ import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { levelId, stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
 
-/** How many applied movement ids a balance remembers (a retry comes within seconds, not after 100 movements). */
+/**
+ * How many applied movement ids a balance remembers at least (a retry comes within seconds, not
+ * after 100 movements); trimmed 50 at a time, so the trim costs one write per 50 movements.
+ */
 const RECENT = 100;
+const TRIM = 50;
 
 export interface MovementInput {
   sku: string;
@@ -87,7 +91,8 @@ export class Ledger {
     if (!Number.isFinite(input.delta)) throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
     const key = input.idempotencyKey ?? newId('mov');
     const _id = this.movementId(key);
-    const existing = await this.movements.findOne({ _id });
+    // a fresh key cannot have a movement yet: one read saved on every keyless movement
+    const existing = input.idempotencyKey ? await this.movements.findOne({ _id }) : null;
     if (existing?.status === 'applied') return existing;
     if (existing?.status === 'rejected') throw insufficientStock(existing.sku, existing.locationId, 0, -existing.delta);
     const movement: Omit<StockMovement, 'tenantId'> = existing ?? {
@@ -131,12 +136,12 @@ export class Ledger {
         await this.movements.deleteById(_id); // never applied: the caller reads again and makes a new one
         return 'stale';
       } else {
-        await this.movements.updateById(_id, { $set: { status: 'rejected' } });
+        await this.movements.updateByTenantKey(_id, { $set: { status: 'rejected' } });
         throw insufficientStock(movement.sku, movement.locationId, level?.onHand ?? 0, -delta);
       }
     }
-    await this.movements.updateById(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
-    if (after.recent.length > RECENT) await this.levels.updateById(lid, { $pop: { recent: -1 } });
+    await this.movements.updateByTenantKey(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
+    if (after.recent.length >= RECENT + TRIM) await this.levels.updateByTenantKey(lid, { $pullAll: { recent: after.recent.slice(0, TRIM) } } as never);
     return { ...movement, status: 'applied', balanceAfter: after.onHand, tenantId: this.tenantDb.tenantId } as StockMovement;
   }
 
