@@ -17,7 +17,11 @@ function fromParserError(err: unknown, limit: number): AppError | null {
   const e = err as { type?: string; status?: number; name?: string } | null;
   if (!e || typeof e !== 'object') return null;
   // co-body reports bad JSON as a SyntaxError with status 400 and no type
-  if (e.name === 'SyntaxError' && e.status === 400) return errors.invalidJson(`Request body is not valid JSON: ${(err as Error).message}`);
+  // never the parser's own text: it quotes the body, which may hold a secret
+  if (e.name === 'SyntaxError' && e.status === 400) {
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    return errors.invalidJson(`Request body is not valid JSON${at ? ` (at position ${at})` : ''}`);
+  }
   switch (e.type) {
     case 'entity.parse.failed':
       return errors.invalidJson();
