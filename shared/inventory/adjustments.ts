@@ -1,0 +1,434 @@
+import { createHash } from 'node:crypto';
+import { defineCollection } from '../db/collection';
+import { isDuplicateKeyError } from '../db/mongo';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { newId } from '../ids';
+import { Locations } from '../locations/locations';
+import { Catalog } from '../products/catalog';
+import { assertManualEdit } from './handlers';
+import { Ledger } from './ledger';
+import { recordLotCost } from './lots';
+
+/**
+ * Manual stock adjustments: a request to set one SKU's balance at one location to a new quantity,
+ * for a reason. Created pending; approving applies it through the ledger (a set to newQuantity,
+ * exactly once under the key `adj:<id>`); rejecting closes it and moves nothing.
+ *
+ *   pending → approved (stock set) | rejected (nothing moves); anything else is 409
+ *   `conflict/adjustment-<current status>`.
+ *
+ * The state change is one guarded update (`{_id, status: 'pending'}`), so of concurrent approves
+ * exactly one wins; the ledger key makes the stock change exactly-once even if the winner is
+ * retried. The winner holds a short lease while it applies: an approval whose request died before
+ * the ledger answered (`applied: false`, lease over) is finished by the next approve.
+ */
+export const ADJUSTMENT_REASONS = ['count_correction', 'damage', 'theft', 'expired', 'found', 'return', 'supplier_error', 'restock', 'shrinkage', 'sample', 'other'] as const;
+export type AdjustmentReason = (typeof ADJUSTMENT_REASONS)[number];
+export type AdjustmentStatus = 'pending' | 'approved' | 'rejected';
+export const ADJUSTMENT_STATUSES: AdjustmentStatus[] = ['pending', 'approved', 'rejected'];
+
+/** Largest quantity accepted in a stock field. */
+export const MAX_QUANTITY = 1_000_000_000;
+const APPLY_LEASE_MS = 30_000;
+
+export interface AdjustmentDoc {
+  _id: string; // adj_…
+  tenantId: string;
+  locationId: string;
+  sku: string;
+  /** The balance when the adjustment was created (for a count: when the SKU was counted). */
+  currentQuantity: number;
+  newQuantity: number;
+  difference: number;
+  reason: AdjustmentReason;
+  notes: string | null;
+  /** What made it: a count (its corrections), or null for a manual adjustment. */
+  reference: { type: 'count'; id: string } | null;
+  /** The ledger's idempotency key of its movement: `adj:<id>`, or `cnt:<countId>:<sku>` for a count's. */
+  ledgerKey: string;
+  status: AdjustmentStatus;
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+  approvedBy: string | null;
+  approvedAt: Date | null;
+  rejectedBy: string | null;
+  rejectedAt: Date | null;
+  rejectionReason: string | null;
+  /** True once the ledger applied it (approved only). */
+  applied: boolean;
+  /** While an approval applies it: others leave it alone until then. */
+  applyingUntil: Date | null;
+  /** The movement the approval made (null when the balance already was newQuantity), its delta and the balance after. */
+  movementId: string | null;
+  appliedDelta: number | null;
+  quantityAfter: number | null;
+}
+
+export const adjustments = defineCollection<AdjustmentDoc>({
+  name: 'inventory_adjustments',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, createdAt: -1 } }, { key: { tenantId: 1, status: 1, createdAt: -1 } }, { key: { tenantId: 1, sku: 1, createdAt: -1 } }],
+});
+
+// ---------------------------------------------------------------------------------------------
+// request checking shared by the inventory routes of this module family
+
+export function badRequest(code: string, message: string, field?: string): AppError {
+  return new AppError(400, code, message, field ? { field } : {});
+}
+
+/** The body as an object: none or `{}` is 400 bad-request/missing-body. */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) throw badRequest('bad-request/missing-body', 'A JSON body is required', '(body)');
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
+  if (Object.keys(body).length === 0) throw badRequest('bad-request/missing-body', 'The body is empty; a JSON object with the required fields is expected', '(body)');
+  return body as Record<string, unknown>;
+}
+
+/** Absent, null or blank. */
+export function isMissing(v: unknown): boolean {
+  return v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+}
+
+export function refuseUnknown(body: Record<string, unknown>, known: readonly string[]): void {
+  const extra = Object.keys(body).filter((k) => !known.includes(k));
+  if (extra.length) throw badRequest('bad-request', `Unknown field${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; accepted: ${known.join(', ')}`, extra[0]);
+}
+
+export function stringField(body: Record<string, unknown>, field: string, max: number): string {
+  const v = body[field];
+  if (typeof v !== 'string') throw badRequest('bad-request', `${field} must be a string`, field);
+  if (v.trim().length > max) throw badRequest('bad-request', `${field} must be at most ${max} characters`, field);
+  return v.trim();
+}
+
+export function optionalText(body: Record<string, unknown>, field: string, max: number): string | null {
+  if (body[field] === undefined || body[field] === null) return null;
+  return stringField(body, field, max) || null;
+}
+
+/** A stock quantity: a whole number ≥ 0 (400 `code` otherwise, saying why). */
+export function quantityOf(value: unknown, field: string, code = 'bad-request/invalid-stock'): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(code, `${field} must be a number (got ${JSON.stringify(value) ?? typeof value})`, field);
+  if (value < 0) throw badRequest(code, `${field} cannot be negative (got ${value}): stock cannot be negative`, field);
+  if (!Number.isInteger(value)) throw badRequest(code, `${field} must be a whole number of units (got ${value})`, field);
+  if (value > MAX_QUANTITY) throw badRequest(code, `${field} must be at most ${MAX_QUANTITY}`, field);
+  return value;
+}
+
+export function reasonOf(value: unknown): AdjustmentReason {
+  if (value === 'sale') {
+    throw badRequest('bad-request/invalid-reason', "The reason 'sale' is reserved for automatic decrements made by orders; choose one of " + ADJUSTMENT_REASONS.join(', '), 'reason');
+  }
+  if (typeof value !== 'string' || !(ADJUSTMENT_REASONS as readonly string[]).includes(value)) {
+    throw badRequest('bad-request/invalid-reason', `reason must be one of ${ADJUSTMENT_REASONS.join(', ')} (got ${JSON.stringify(value)})`, 'reason');
+  }
+  return value as AdjustmentReason;
+}
+
+export function skuNotFound(sku: string): AppError {
+  return new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'sku' });
+}
+
+/** A SKU of the tenant, upper-cased as stored; 404 not-found otherwise. */
+export async function knownSku(tenantDb: TenantDb, raw: string): Promise<string> {
+  const sku = raw.trim().toUpperCase();
+  if (!(await new Catalog(tenantDb).skuOwner(sku))) throw skuNotFound(sku);
+  return sku;
+}
+
+/** An id derived from a name (a retried create, a count's correction): the same name, the same id. */
+export function derivedId(prefix: string, name: string): string {
+  const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const digest = createHash('sha256').update(name).digest();
+  let out = '';
+  for (let i = 0; i < 26; i++) out += CROCKFORD[digest[i] % 32];
+  return `${prefix}_${out}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface CreateAdjustmentInput {
+  locationId: string;
+  sku: string;
+  newQuantity: number;
+  reason: AdjustmentReason;
+  notes: string | null;
+}
+
+const CREATE_FIELDS = ['locationId', 'sku', 'newQuantity', 'reason', 'notes'] as const;
+
+/** Checks a create body: missing fields first, in the spec's order, then each field's value. */
+export function parseCreateAdjustment(raw: unknown): CreateAdjustmentInput {
+  const body = bodyObject(raw);
+  if (isMissing(body.locationId)) throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
+  if (isMissing(body.sku)) throw badRequest('bad-request/missing-sku', 'sku is required', 'sku');
+  if (body.newQuantity === undefined || body.newQuantity === null) throw badRequest('bad-request/missing-quantity', 'newQuantity is required', 'newQuantity');
+  if (isMissing(body.reason)) throw badRequest('bad-request/missing-reason', 'reason is required', 'reason');
+  refuseUnknown(body, CREATE_FIELDS);
+  return {
+    locationId: stringField(body, 'locationId', 100),
+    sku: stringField(body, 'sku', 100),
+    newQuantity: quantityOf(body.newQuantity, 'newQuantity'),
+    reason: reasonOf(body.reason),
+    notes: optionalText(body, 'notes', 5000),
+  };
+}
+
+/** Checks a reject body: `{reason}` (free text); absent → 400 bad-request/missing-reason. */
+export function parseRejection(raw: unknown): string {
+  const body = raw === undefined || raw === null ? {} : raw;
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
+  const b = body as Record<string, unknown>;
+  if (isMissing(b.reason)) throw badRequest('bad-request/missing-reason', 'reason is required to reject an adjustment', 'reason');
+  refuseUnknown(b, ['reason']);
+  return stringField(b, 'reason', 1000);
+}
+
+export function adjustmentNotFound(id: string): AppError {
+  return new AppError(404, 'not-found', `No adjustment ${id}`);
+}
+
+export function adjustmentConflict(id: string, status: AdjustmentStatus): AppError {
+  return new AppError(409, `conflict/adjustment-${status}`, `Adjustment ${id} is ${status}; only a pending adjustment can be approved or rejected`, { details: { status } });
+}
+
+export function presentAdjustment(a: AdjustmentDoc) {
+  return {
+    id: a._id,
+    locationId: a.locationId,
+    sku: a.sku,
+    currentQuantity: a.currentQuantity,
+    newQuantity: a.newQuantity,
+    difference: a.difference,
+    reason: a.reason,
+    notes: a.notes,
+    reference: a.reference,
+    status: a.status,
+    createdBy: a.createdBy,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    approvedBy: a.approvedBy,
+    approvedAt: a.approvedAt,
+    rejectedBy: a.rejectedBy,
+    rejectedAt: a.rejectedAt,
+    rejectionReason: a.rejectionReason,
+    applied: a.applied,
+    movementId: a.movementId,
+    appliedDelta: a.appliedDelta,
+    quantityAfter: a.quantityAfter,
+  };
+}
+
+export interface AdjustmentQuery {
+  page: number;
+  limit: number;
+  status?: AdjustmentStatus;
+  sku?: string;
+  locationId?: string;
+}
+
+/** Adjustments of one tenant, acting as `actor` (the key id). */
+export class Adjustments {
+  constructor(
+    private readonly tenantDb: TenantDb,
+    private readonly actor: string,
+  ) {}
+
+  private get col() {
+    return this.tenantDb.collection(adjustments);
+  }
+
+  /**
+   * Creates a pending adjustment after checking the SKU (404 not-found), the location
+   * (404 not-found/location) and that no integration manages them (403). With an idempotency
+   * key, a repeated create answers the adjustment the first one made.
+   */
+  async create(input: CreateAdjustmentInput, idempotencyKey?: string): Promise<AdjustmentDoc> {
+    const sku = await knownSku(this.tenantDb, input.sku);
+    await new Locations(this.tenantDb).require(input.locationId);
+    await assertManualEdit(this.tenantDb, sku, input.locationId);
+    const _id = idempotencyKey ? derivedId('adj', `${this.tenantDb.tenantId}:adjustment:${idempotencyKey}`) : newId('adj');
+    if (idempotencyKey) {
+      const first = await this.col.findOne({ _id });
+      if (first) return first;
+    }
+    const currentQuantity = await new Ledger(this.tenantDb).onHand(sku, input.locationId);
+    const now = new Date();
+    const doc: Omit<AdjustmentDoc, 'tenantId'> = {
+      _id,
+      locationId: input.locationId,
+      sku,
+      currentQuantity,
+      newQuantity: input.newQuantity,
+      difference: input.newQuantity - currentQuantity,
+      reason: input.reason,
+      notes: input.notes,
+      reference: null,
+      ledgerKey: `adj:${_id}`,
+      status: 'pending',
+      createdBy: this.actor,
+      createdAt: now,
+      updatedAt: now,
+      approvedBy: null,
+      approvedAt: null,
+      rejectedBy: null,
+      rejectedAt: null,
+      rejectionReason: null,
+      applied: false,
+      applyingUntil: null,
+      movementId: null,
+      appliedDelta: null,
+      quantityAfter: null,
+    };
+    try {
+      await this.col.insertOne(doc);
+    } catch (err) {
+      if (!idempotencyKey || !isDuplicateKeyError(err)) throw err;
+      const first = await this.col.findOne({ _id });
+      if (first) return first;
+      throw err;
+    }
+    return { ...doc, tenantId: this.tenantDb.tenantId } as AdjustmentDoc;
+  }
+
+  async get(id: string): Promise<AdjustmentDoc> {
+    const doc = await this.col.findOne({ _id: id });
+    if (!doc) throw adjustmentNotFound(id);
+    return doc;
+  }
+
+  async list(q: AdjustmentQuery): Promise<{ adjustments: AdjustmentDoc[]; totalCount: number }> {
+    const filter = {
+      ...(q.status ? { status: q.status } : {}),
+      ...(q.sku ? { sku: q.sku.trim().toUpperCase() } : {}),
+      ...(q.locationId ? { locationId: q.locationId } : {}),
+    };
+    const [docs, totalCount] = await Promise.all([
+      this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.col.countDocuments(filter),
+    ]);
+    return { adjustments: docs as AdjustmentDoc[], totalCount };
+  }
+
+  /** pending → approved, then the ledger sets the balance to newQuantity exactly once. */
+  async approve(id: string): Promise<AdjustmentDoc> {
+    const doc = await this.get(id);
+    if (doc.status === 'approved' && !doc.applied) {
+      const resumed = await this.resume(doc);
+      if (resumed) return resumed;
+    }
+    if (doc.status !== 'pending') throw adjustmentConflict(id, doc.status);
+    await new Locations(this.tenantDb).require(doc.locationId);
+    await assertManualEdit(this.tenantDb, doc.sku, doc.locationId);
+    const now = new Date();
+    const claimed = await this.col.findOneAndUpdate(
+      { _id: id, status: 'pending' },
+      { $set: { status: 'approved', approvedBy: this.actor, approvedAt: now, updatedAt: now, applied: false, applyingUntil: new Date(now.getTime() + APPLY_LEASE_MS) } },
+      { returnDocument: 'after' },
+    );
+    if (!claimed) throw adjustmentConflict(id, (await this.col.findOne({ _id: id }))?.status ?? 'approved');
+    try {
+      return await this.apply(claimed);
+    } catch (err) {
+      // refused by the ledger (a 4xx): nothing moved, so the adjustment goes back to pending
+      if (err instanceof AppError && err.status < 500) {
+        await this.col.findOneAndUpdate(
+          { _id: id, status: 'approved', applied: false },
+          { $set: { status: 'pending', approvedBy: null, approvedAt: null, applyingUntil: null, updatedAt: new Date() } },
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** An approval whose applier stopped (lease over) is taken over and finished; null if another applier is still at it. */
+  private async resume(doc: AdjustmentDoc): Promise<AdjustmentDoc | null> {
+    const now = new Date();
+    if (doc.applyingUntil && doc.applyingUntil > now) return null;
+    const taken = await this.col.findOneAndUpdate(
+      { _id: doc._id, status: 'approved', applied: false, applyingUntil: doc.applyingUntil },
+      { $set: { applyingUntil: new Date(now.getTime() + APPLY_LEASE_MS), updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+    return taken ? this.apply(taken) : null;
+  }
+
+  /** Applies an approved adjustment through the ledger (idempotent: its key is fixed) and marks it applied. */
+  async apply(doc: AdjustmentDoc): Promise<AdjustmentDoc> {
+    await recordLotCost(this.tenantDb, doc.ledgerKey, doc.sku);
+    const { movement, onHand } = await new Ledger(this.tenantDb).set({
+      sku: doc.sku,
+      locationId: doc.locationId,
+      target: doc.newQuantity,
+      reason: doc.reason,
+      reference: doc.reference ?? { type: 'adjustment', id: doc._id },
+      actor: doc.approvedBy ?? this.actor,
+      idempotencyKey: doc.ledgerKey,
+    });
+    const set = { applied: true, applyingUntil: null, movementId: movement?.idempotencyKey ?? null, appliedDelta: movement?.delta ?? 0, quantityAfter: onHand, updatedAt: new Date() };
+    await this.col.updateById(doc._id, { $set: set });
+    return { ...doc, ...set };
+  }
+
+  async reject(id: string, reason: string): Promise<AdjustmentDoc> {
+    const doc = await this.get(id);
+    if (doc.status !== 'pending') throw adjustmentConflict(id, doc.status);
+    const now = new Date();
+    const rejected = await this.col.findOneAndUpdate(
+      { _id: id, status: 'pending' },
+      { $set: { status: 'rejected', rejectedBy: this.actor, rejectedAt: now, rejectionReason: reason, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+    if (!rejected) throw adjustmentConflict(id, (await this.col.findOne({ _id: id }))?.status ?? 'approved');
+    return rejected;
+  }
+
+  /**
+   * The approved correction a count makes for one SKU: recorded under an id derived from the count
+   * and the SKU, then applied with the ledger key `cnt:<countId>:<sku>`. Run again (a retried or
+   * concurrent completion), it finds the same adjustment and the ledger applies it once.
+   */
+  async correctFromCount(count: { _id: string; locationId: string }, item: { sku: string; expectedQuantity: number; countedQuantity: number }): Promise<AdjustmentDoc> {
+    const _id = derivedId('adj', `${this.tenantDb.tenantId}:count:${count._id}:${item.sku}`);
+    const now = new Date();
+    const doc: Omit<AdjustmentDoc, 'tenantId'> = {
+      _id,
+      locationId: count.locationId,
+      sku: item.sku,
+      currentQuantity: item.expectedQuantity,
+      newQuantity: item.countedQuantity,
+      difference: item.countedQuantity - item.expectedQuantity,
+      reason: 'count_correction',
+      notes: `Count ${count._id}`,
+      reference: { type: 'count', id: count._id },
+      ledgerKey: `cnt:${count._id}:${item.sku}`,
+      status: 'approved',
+      createdBy: this.actor,
+      createdAt: now,
+      updatedAt: now,
+      approvedBy: this.actor,
+      approvedAt: now,
+      rejectedBy: null,
+      rejectedAt: null,
+      rejectionReason: null,
+      applied: false,
+      applyingUntil: null,
+      movementId: null,
+      appliedDelta: null,
+      quantityAfter: null,
+    };
+    let current = { ...doc, tenantId: this.tenantDb.tenantId } as AdjustmentDoc;
+    try {
+      await this.col.insertOne(doc);
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      const found = await this.col.findOne({ _id });
+      if (!found) throw err;
+      current = found;
+    }
+    return current.applied ? current : this.apply(current);
+  }
+}

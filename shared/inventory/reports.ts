@@ -1,0 +1,211 @@
+import type { TenantDb } from '../db/tenant-db';
+import { Locations, locations } from '../locations/locations';
+import { badRequest, bodyObject, isMissing, refuseUnknown, stringField } from './adjustments';
+import { stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
+import { DEFAULT_MIN_ALERT_STOCK, Lots, roundMoney, skuFacts, type SkuFacts } from './lots';
+
+/**
+ * Inventory statistics and synchronous reports, read from the ledger's balances and movements and
+ * the catalog (names, minAlertStock, cost).
+ *
+ * Stock status is judged per SKU over the scope (the whole tenant, or one location when a report
+ * names one), over the SKUs that have a balance somewhere (the stock-tracked ones):
+ * out of stock when the total on hand is 0, low stock when it is above 0 and at most the SKU's
+ * minAlertStock (the variant's, else the product's, else 5).
+ */
+export const REPORT_TYPES = ['stock-levels', 'low-stock', 'out-of-stock', 'valuation', 'movements'] as const;
+export type ReportType = (typeof REPORT_TYPES)[number];
+
+/** Rows of a movements report at most; `truncated` says when the period held more. */
+export const MAX_MOVEMENT_ROWS = 5000;
+
+export interface ReportRequest {
+  reportType: ReportType;
+  locationId: string | null;
+  from: Date | null;
+  to: Date | null;
+}
+
+function dateField(body: Record<string, unknown>, field: 'from' | 'to'): Date | null {
+  const v = body[field];
+  if (v === undefined || v === null) return null;
+  const t = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(t)) throw badRequest('bad-request', `${field} must be an ISO 8601 date or date-time (got ${JSON.stringify(v)})`, field);
+  return new Date(t);
+}
+
+export function parseReportRequest(raw: unknown): ReportRequest {
+  const body = bodyObject(raw);
+  if (isMissing(body.reportType)) throw badRequest('bad-request/missing-type', `reportType is required: one of ${REPORT_TYPES.join(', ')}`, 'reportType');
+  refuseUnknown(body, ['reportType', 'locationId', 'from', 'to']);
+  if (!(REPORT_TYPES as readonly unknown[]).includes(body.reportType)) {
+    throw badRequest('bad-request/invalid-report', `reportType must be one of ${REPORT_TYPES.join(', ')} (got ${JSON.stringify(body.reportType)})`, 'reportType');
+  }
+  const locationId = isMissing(body.locationId) ? null : stringField(body, 'locationId', 100);
+  const from = dateField(body, 'from');
+  const to = dateField(body, 'to');
+  if (from && to && from > to) throw badRequest('bad-request', 'from must not be after to', 'from');
+  return { reportType: body.reportType as ReportType, locationId, from, to };
+}
+
+export type StockStatus = 'in-stock' | 'low-stock' | 'out-of-stock';
+
+export function stockStatus(onHand: number, minAlertStock: number): StockStatus {
+  if (onHand <= 0) return 'out-of-stock';
+  return onHand <= minAlertStock ? 'low-stock' : 'in-stock';
+}
+
+interface SkuTotal {
+  sku: string;
+  onHand: number;
+  locations: { locationId: string; onHand: number }[];
+}
+
+function totalsBySku(levels: StockLevel[]): SkuTotal[] {
+  const by = new Map<string, SkuTotal>();
+  for (const l of levels) {
+    const t = by.get(l.sku) ?? { sku: l.sku, onHand: 0, locations: [] };
+    t.onHand += l.onHand;
+    t.locations.push({ locationId: l.locationId, onHand: l.onHand });
+    by.set(l.sku, t);
+  }
+  return [...by.values()].sort((a, b) => a.sku.localeCompare(b.sku));
+}
+
+const bySkuThenLocation = (a: StockLevel, b: StockLevel) => a.sku.localeCompare(b.sku) || a.locationId.localeCompare(b.locationId);
+
+function describe(facts: Map<string, SkuFacts>, sku: string) {
+  const f = facts.get(sku);
+  return { productId: f?.productId ?? null, name: f?.name ?? null, minAlertStock: f?.minAlertStock ?? DEFAULT_MIN_ALERT_STOCK };
+}
+
+export class Reports {
+  constructor(private readonly tenantDb: TenantDb) {}
+
+  private async levels(locationId: string | null): Promise<StockLevel[]> {
+    const docs = await this.tenantDb
+      .collection(stockLevels)
+      .find(locationId ? { locationId } : {}, { projection: { recent: 0 } })
+      .toArray();
+    return (docs as StockLevel[]).sort(bySkuThenLocation);
+  }
+
+  /** `{totalSkus, totalUnits, locations, lowStock, outOfStock}` over the whole tenant. */
+  async stats() {
+    const [levels, locationCount] = await Promise.all([this.levels(null), this.tenantDb.collection(locations).countDocuments({})]);
+    const totals = totalsBySku(levels);
+    const facts = await skuFacts(this.tenantDb, totals.map((t) => t.sku));
+    const statuses = totals.map((t) => stockStatus(t.onHand, describe(facts, t.sku).minAlertStock));
+    return {
+      totalSkus: totals.length,
+      totalUnits: levels.reduce((s, l) => s + l.onHand, 0),
+      locations: locationCount,
+      lowStock: statuses.filter((s) => s === 'low-stock').length,
+      outOfStock: statuses.filter((s) => s === 'out-of-stock').length,
+    };
+  }
+
+  async run(req: ReportRequest) {
+    if (req.locationId) await new Locations(this.tenantDb).require(req.locationId);
+    const head = { reportType: req.reportType, generatedAt: new Date(), locationId: req.locationId, from: req.from, to: req.to };
+    switch (req.reportType) {
+      case 'stock-levels':
+        return { ...head, ...(await this.stockLevels(req.locationId)) };
+      case 'low-stock':
+        return { ...head, ...(await this.byStatus(req.locationId, 'low-stock')) };
+      case 'out-of-stock':
+        return { ...head, ...(await this.byStatus(req.locationId, 'out-of-stock')) };
+      case 'valuation':
+        return { ...head, ...(await this.valuation(req.locationId)) };
+      case 'movements':
+        return { ...head, ...(await this.movements(req)) };
+    }
+  }
+
+  /** One row per balance (SKU × location). */
+  private async stockLevels(locationId: string | null) {
+    const levels = await this.levels(locationId);
+    const facts = await skuFacts(this.tenantDb, levels.map((l) => l.sku));
+    const rows = levels.map((l) => {
+      const d = describe(facts, l.sku);
+      return { sku: l.sku, productId: d.productId, name: d.name, locationId: l.locationId, onHand: l.onHand, minAlertStock: d.minAlertStock, status: stockStatus(l.onHand, d.minAlertStock), updatedAt: l.updatedAt };
+    });
+    return { rows, totals: { rows: rows.length, skus: new Set(levels.map((l) => l.sku)).size, units: levels.reduce((s, l) => s + l.onHand, 0) } };
+  }
+
+  /** One row per SKU of that status over the scope, with its balance at each location. */
+  private async byStatus(locationId: string | null, status: 'low-stock' | 'out-of-stock') {
+    const totals = totalsBySku(await this.levels(locationId));
+    const facts = await skuFacts(this.tenantDb, totals.map((t) => t.sku));
+    const rows = totals.flatMap((t) => {
+      const d = describe(facts, t.sku);
+      if (stockStatus(t.onHand, d.minAlertStock) !== status) return [];
+      return [{ sku: t.sku, productId: d.productId, name: d.name, onHand: t.onHand, minAlertStock: d.minAlertStock, shortfall: Math.max(0, d.minAlertStock - t.onHand), locations: t.locations }];
+    });
+    return { rows, totals: { skus: rows.length, units: rows.reduce((s, r) => s + r.onHand, 0), shortfall: rows.reduce((s, r) => s + r.shortfall, 0) } };
+  }
+
+  /**
+   * Average-cost valuation, one row per balance with stock: on hand × the weighted average cost
+   * of the receipts (lots) of that SKU at that location; a balance with no receipt is valued at
+   * the catalog's current cost.
+   */
+  private async valuation(locationId: string | null) {
+    const levels = (await this.levels(locationId)).filter((l) => l.onHand > 0);
+    const receiptDocs = await this.tenantDb
+      .collection(stockMovements)
+      .find(Lots.receiptFilter(locationId ? { locationId } : {}), { sort: { createdAt: 1, _id: 1 } })
+      .toArray();
+    const receipts = await new Lots(this.tenantDb).present(receiptDocs as StockMovement[]);
+    const basis = new Map<string, { units: number; cost: number }>();
+    for (const r of receipts) {
+      const k = `${r.locationId}\u0000${r.sku}`;
+      const b = basis.get(k) ?? { units: 0, cost: 0 };
+      b.units += r.quantity;
+      b.cost += r.quantity * r.costPerUnit;
+      basis.set(k, b);
+    }
+    const facts = await skuFacts(this.tenantDb, levels.map((l) => l.sku));
+    const rows = levels.map((l) => {
+      const b = basis.get(`${l.locationId}\u0000${l.sku}`);
+      const unitCost = b && b.units > 0 ? b.cost / b.units : (facts.get(l.sku)?.cost ?? 0);
+      const d = describe(facts, l.sku);
+      return {
+        sku: l.sku,
+        productId: d.productId,
+        name: d.name,
+        locationId: l.locationId,
+        onHand: l.onHand,
+        unitCost: Math.round(unitCost * 10000) / 10000,
+        value: roundMoney(l.onHand * unitCost),
+        costSource: b && b.units > 0 ? ('receipts' as const) : ('catalog' as const),
+      };
+    });
+    return { method: 'average' as const, rows, totals: { rows: rows.length, skus: new Set(rows.map((r) => r.sku)).size, units: rows.reduce((s, r) => s + r.onHand, 0), value: roundMoney(rows.reduce((s, r) => s + r.value, 0)) } };
+  }
+
+  /** Applied ledger entries in the period (oldest first), at most MAX_MOVEMENT_ROWS. */
+  private async movements(req: ReportRequest) {
+    const createdAt = { ...(req.from ? { $gte: req.from } : {}), ...(req.to ? { $lte: req.to } : {}) };
+    const filter = { status: 'applied' as const, ...(req.locationId ? { locationId: req.locationId } : {}), ...(req.from || req.to ? { createdAt } : {}) };
+    const docs = (await this.tenantDb
+      .collection(stockMovements)
+      .find(filter, { sort: { createdAt: 1, _id: 1 }, limit: MAX_MOVEMENT_ROWS + 1 })
+      .toArray()) as StockMovement[];
+    const truncated = docs.length > MAX_MOVEMENT_ROWS;
+    const rows = docs.slice(0, MAX_MOVEMENT_ROWS).map((m) => ({
+      movementId: m.idempotencyKey,
+      sku: m.sku,
+      locationId: m.locationId,
+      delta: m.delta,
+      reason: m.reason,
+      reference: m.reference,
+      actor: m.actor,
+      balanceAfter: m.balanceAfter,
+      createdAt: m.createdAt,
+    }));
+    const unitsIn = rows.reduce((s, r) => s + Math.max(0, r.delta), 0);
+    const unitsOut = rows.reduce((s, r) => s + Math.max(0, -r.delta), 0);
+    return { rows, truncated, totals: { movements: rows.length, unitsIn, unitsOut, net: unitsIn - unitsOut } };
+  }
+}
