@@ -267,6 +267,50 @@ describe('state machine', () => {
     expect(moves.map((m) => m.delta).sort((a, b) => a - b)).toEqual([10, 15]); // the seed, then the adjustment once
     expect((await get(`/inventory/adjustments/${adj.id}`)).body).toMatchObject({ status: 'approved', applied: true, appliedDelta: 15, quantityAfter: 25 });
   });
+  test('an approval whose request died before the ledger answered is finished by the next approve, once; not while its lease runs', async () => {
+    const sku = await freshSku(10);
+    const adj = await createAdj({ sku, newQuantity: 4 });
+    const col = tdb.collection(adjustments);
+    // as if an approve claimed it and died: approved, not applied, lease still running
+    await col.updateById(adj.id, { $set: { status: 'approved', approvedBy: 'crashed', approvedAt: new Date(), applied: false, applyingUntil: new Date(Date.now() + 60_000) } });
+    inv(await post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
+    expect(await ledger.onHand(sku, main)).toBe(10);
+    // the lease ran out
+    await col.updateById(adj.id, { $set: { applyingUntil: new Date(Date.now() - 1000) } });
+    const results = await Promise.all([1, 2, 3].map(() => post(`/inventory/adjustments/${adj.id}/approve`)));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
+    expect(results.find((r) => r.status === 200)!.body).toMatchObject({ status: 'approved', applied: true, appliedDelta: -6, quantityAfter: 4, approvedBy: 'crashed' });
+    expect(await ledger.onHand(sku, main)).toBe(4);
+    expect(await tdb.collection(stockMovements).countDocuments({ sku })).toBe(2);
+    inv(await post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
+  });
+});
+
+test('every adjustment, count, lot and report route is in /openapi.json with a summary and its scope', async () => {
+  const doc = (await http(apiUrl, 'GET', '/openapi.json')).body;
+  const expected: [string, string, string][] = [
+    ['/inventory/adjustments', 'post', 'inventory:adjust'],
+    ['/inventory/adjustments', 'get', 'inventory:read'],
+    ['/inventory/adjustments/{id}', 'get', 'inventory:read'],
+    ['/inventory/adjustments/{id}/approve', 'post', 'inventory:adjust'],
+    ['/inventory/adjustments/{id}/reject', 'post', 'inventory:adjust'],
+    ['/inventory/counts', 'post', 'inventory:count'],
+    ['/inventory/counts', 'get', 'inventory:read'],
+    ['/inventory/counts/{id}', 'get', 'inventory:read'],
+    ['/inventory/counts/{id}/items', 'put', 'inventory:count'],
+    ['/inventory/counts/{id}/complete', 'post', 'inventory:count'],
+    ['/inventory/lots', 'get', 'inventory:read'],
+    ['/inventory/lots/{lotNumber}', 'get', 'inventory:read'],
+    ['/inventory/lots/sku/{sku}/valuation', 'get', 'inventory:read'],
+    ['/inventory/stats', 'get', 'inventory:read'],
+    ['/inventory/reports', 'post', 'inventory:read'],
+  ];
+  for (const [path, method, scope] of expected) {
+    const op = doc.paths[path]?.[method];
+    expect({ path, method, summary: typeof op?.summary, scopes: op?.['x-scopes'] }).toEqual({ path, method, summary: 'string', scopes: [scope] });
+    expect(Object.keys(op.responses).length).toBeGreaterThan(1);
+  }
+  expect(doc.paths['/inventory/adjustments'].post.requestBody.content['application/json'].schema.properties.reason.enum).toEqual([...ADJUSTMENT_REASONS]);
 });
 
 describe('tenancy and auth', () => {
