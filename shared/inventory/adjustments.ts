@@ -8,7 +8,7 @@ import { Locations } from '../locations/locations';
 import { Catalog } from '../products/catalog';
 import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
-import { recordLotCost } from './lots';
+import { lotCosts, recordLotCost } from './lots';
 
 /**
  * Manual stock adjustments: a request to set one SKU's balance at one location to a new quantity,
@@ -339,6 +339,7 @@ export class Adjustments {
           { _id: id, status: 'approved', applied: false },
           { $set: { status: 'pending', approvedBy: null, approvedAt: null, applyingUntil: null, updatedAt: new Date() } },
         );
+        await this.tenantDb.collection(lotCosts).deleteById(`${this.tenantDb.tenantId}:${claimed.ledgerKey}`); // the cost noted for a receipt that did not happen
       }
       throw err;
     }
