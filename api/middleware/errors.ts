@@ -19,7 +19,10 @@ function fromParserError(err: unknown, limit: number): AppError | null {
   // co-body reports bad JSON as a SyntaxError with status 400 and no type
   // never the parser's own text: it quotes the body, which may hold a secret
   if (e.name === 'SyntaxError' && e.status === 400) {
-    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    const message = (err as Error).message;
+    // the JSON parser's refusal of prototype keys quotes nothing; keep it, it says what to fix
+    if (/forbidden prototype property/i.test(message)) return errors.invalidJson(`Request body is not valid JSON: ${message}`);
+    const at = /position (\d+)/.exec(message)?.[1];
     return errors.invalidJson(`Request body is not valid JSON${at ? ` (at position ${at})` : ''}`);
   }
   switch (e.type) {
