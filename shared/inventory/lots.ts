@@ -203,7 +203,8 @@ export class Lots {
 
   /** The filter of receipts: applied movements that added stock. */
   static receiptFilter(f: { sku?: string; locationId?: string } = {}) {
-    return { status: 'applied' as const, delta: { $gt: 0 }, ...(f.sku ? { sku: f.sku } : {}), ...(f.locationId ? { locationId: f.locationId } : {}) };
+    // a transfer's reversal puts back what the same receive attempt took: not a receipt
+    return { status: 'applied' as const, delta: { $gt: 0 }, reason: { $ne: 'transfer_reversal' }, ...(f.sku ? { sku: f.sku } : {}), ...(f.locationId ? { locationId: f.locationId } : {}) };
   }
 
   async list(q: { sku?: string; locationId?: string; page: number; limit: number }): Promise<{ lots: Lot[]; totalCount: number }> {
@@ -217,7 +218,7 @@ export class Lots {
 
   async get(lotNumber: string): Promise<Lot> {
     const m = await this.movements.findOne({ _id: `${this.tenantDb.tenantId}:${lotNumber}` });
-    if (!m || m.status !== 'applied' || !(m.delta > 0)) throw lotNotFound(lotNumber);
+    if (!m || m.status !== 'applied' || !(m.delta > 0) || m.reason === 'transfer_reversal') throw lotNotFound(lotNumber);
     return (await this.present([m]))[0];
   }
 

@@ -134,6 +134,11 @@ test('receive without enough stock at the origin: 409 conflict/insufficient-stoc
   expect(await ledger().onHand(SKU, origin)).toBe(aBefore); // the first line was put back
   expect(await ledger().onHand(sku, origin)).toBe(1);
   expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body.status).toBe('approved');
+  // what was put back is not a receipt: no lot for it
+  const lots = await http(apiUrl, 'GET', `/inventory/lots?sku=${SKU}&locationId=${origin}&limit=100`, { key });
+  expect(lots.status).toBe(200);
+  expect(lots.body.lots.map((l: { reason: string }) => l.reason)).not.toContain('transfer_reversal');
+  expect(await deps.db.collection('stock_movements').countDocuments({ tenantId, reason: 'transfer_reversal', 'reference.id': t.id })).toBe(1);
   await ledger().apply({ sku, locationId: origin, delta: 10, reason: 'restock', actor: 'test' });
   expect((await act(t.id, 'receive')).status).toBe(200);
   expect(await ledger().onHand(sku, dest)).toBe(5);
