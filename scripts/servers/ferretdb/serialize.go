@@ -100,7 +100,7 @@ func commandName(msg []byte) string {
 }
 
 // front accepts clients on ln and forwards each to FerretDB on the unix socket.
-func front(ln net.Listener, socket string, logger *slog.Logger) {
+func front(ln net.Listener, socket string, ids *idIndexes, logger *slog.Logger) {
 	var lock sync.RWMutex
 	for {
 		client, err := ln.Accept()
@@ -118,7 +118,7 @@ func front(ln net.Listener, socket string, logger *slog.Logger) {
 				return
 			}
 			defer upstream.Close()
-			if err := relay(client, upstream, &lock); err != nil && !errors.Is(err, io.EOF) {
+			if err := relay(client, upstream, &lock, ids); err != nil && !errors.Is(err, io.EOF) {
 				logger.Debug("connection closed", "error", err)
 			}
 		}()
@@ -127,13 +127,14 @@ func front(ln net.Listener, socket string, logger *slog.Logger) {
 
 // relay passes requests and replies through, one request at a time per connection (as the
 // driver sends them), holding the shared lock from forwarding a request until its reply is back.
-func relay(client, upstream net.Conn, lock *sync.RWMutex) error {
+func relay(client, upstream net.Conn, lock *sync.RWMutex, ids *idIndexes) error {
 	for {
 		req, err := readMessage(client)
 		if err != nil {
 			return err
 		}
-		write := !readOnly[commandName(req)]
+		command := commandName(req)
+		write := !readOnly[command]
 		if write {
 			lock.Lock()
 		} else {
@@ -160,6 +161,7 @@ func relay(client, upstream net.Conn, lock *sync.RWMutex) error {
 			}
 		}()
 		if write {
+			ids.afterWrite(command)
 			lock.Unlock()
 		} else {
 			lock.RUnlock()
