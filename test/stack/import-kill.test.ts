@@ -15,9 +15,9 @@ import type { CsvImportInput, ImportProgress } from '../../workflows/csv/import.
  * job finishes with created + updated + failed + skipped = totalRows, no duplicate SKUs, and
  * the product count the file implies. Runs its own workers on its own task queue.
  */
-// The issue asks for 20,000 rows; on the 2-core CI machine that run takes over ten minutes on FerretDB,
-// so the suite runs 3,000 by default (KILL_TEST_ROWS=20000 runs the full size).
-const ROWS = Number(process.env.KILL_TEST_ROWS ?? 3_000);
+// 20,000 rows, as the issue asks (about 75 s on 2 cores since FerretDB's _id lookups use an index;
+// KILL_TEST_ROWS changes it).
+const ROWS = Number(process.env.KILL_TEST_ROWS ?? 20_000);
 const ROOT = join(__dirname, '..', '..');
 jest.setTimeout(900_000);
 
