@@ -98,6 +98,11 @@ async function main(): Promise<number> {
   let mongo: Mongo | null = null;
   try {
     console.log(`Import benchmark: ${fmt(ROWS)} rows; machine ${cpus().length} cores, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+    // generated first: a generation longer than the API's keep-alive would leave the first request on a closed socket
+    const { text, products: productCount } = generateCsv(ROWS);
+    const bytes = Buffer.byteLength(text);
+    console.log(`File: ${fmt(ROWS)} rows, ${fmt(productCount)} products, ${fmt(mb(bytes))} MiB`);
+    if (bytes > MAX_UPLOAD_BYTES) throw new Error(`the file is over the upload limit (${bytes} bytes)`);
     stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_import' }, log: (l) => console.log(`  ${l}`) });
     const base = stack.apiUrl!;
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
@@ -108,10 +113,6 @@ async function main(): Promise<number> {
     const worker = stack.procs.find((p) => p.name === 'worker')!;
     const workerPid = worker.child.pid!;
 
-    const { text, products: productCount } = generateCsv(ROWS);
-    const bytes = Buffer.byteLength(text);
-    console.log(`File: ${fmt(ROWS)} rows, ${fmt(productCount)} products, ${fmt(mb(bytes))} MiB`);
-    if (bytes > MAX_UPLOAD_BYTES) throw new Error(`the file is over the upload limit (${bytes} bytes)`);
 
     // upload through the presigned POST, as a client does
     const up = await api(base, key, 'POST', '/products/bulk/csv/upload-url');
