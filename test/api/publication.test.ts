@@ -186,6 +186,8 @@ test('validate: published, ready, needs_review and rejected with reasons', async
   const zero = await product({ price: 0 });
   const published = await product();
   expect((await publish({ channelId: ch, mode: 'single', productIds: [published.sku] })).status).toBe(201);
+  // the marketplace mapper: the site the spec gives as this type's default
+  expect(server.received.filter((r) => r.sku === published.sku).at(-1)!.body).toMatchObject({ site_id: 'MLM', listing_type_id: 'gold_special' });
   const res = await http(apiUrl, 'POST', '/products/export/validate', { key, body: { channelId: ch, selectionMode: 'selected', skus: [ready.sku, noCategory.sku, zero.sku, published.sku] } });
   expect(res.status).toBe(200);
   const skus = (k: string) => res.body[k].map((x: { sku: string }) => x.sku);
