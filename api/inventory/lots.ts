@@ -1,6 +1,7 @@
 import { defineRoutes } from '../route';
 import { tenantOf } from '../context';
-import { badRequest, knownSku } from '../../shared/inventory/adjustments';
+import { badRequest } from '../../shared/inventory/adjustments';
+import { knownSku } from '../../shared/inventory/skus';
 import { Lots, VALUATION_METHODS, type ValuationMethod } from '../../shared/inventory/lots';
 import { Locations } from '../../shared/locations/locations';
 

@@ -5,6 +5,7 @@ import { newId } from '../../shared/ids';
 import { stockLevels, type StockLevel } from '../../shared/inventory/collections';
 import { assertManualEdit, inventoryHandlers, type InventoryHandler } from '../../shared/inventory/handlers';
 import { Ledger } from '../../shared/inventory/ledger';
+import { knownSku } from '../../shared/inventory/skus';
 import { Locations } from '../../shared/locations/locations';
 import { Catalog } from '../../shared/products/catalog';
 import type { TenantDb } from '../../shared/db/tenant-db';
@@ -18,12 +19,10 @@ const paging = {
   limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
 } as const;
 
-/** A SKU of the tenant (product or variant), upper-cased as stored; 404 not-found otherwise. */
-async function knownSku(tenantDb: TenantDb, raw: string | undefined): Promise<string> {
+/** sku present (400 bad-request/missing-sku), then a SKU of the tenant (404 not-found). */
+async function requiredSku(tenantDb: TenantDb, raw: string | undefined): Promise<string> {
   if (!raw || !raw.trim()) throw new AppError(400, 'bad-request/missing-sku', 'sku is required', { field: 'sku' });
-  const sku = raw.trim().toUpperCase();
-  if (!(await new Catalog(tenantDb).skuOwner(sku))) throw new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'sku' });
-  return sku;
+  return knownSku(tenantDb, raw);
 }
 
 function presentLevel(l: StockLevel) {
@@ -46,7 +45,7 @@ function stockOf(value: unknown, field = 'stock'): number {
 async function setStock(ctx: AppContext, locationId: string, rawSku: string, stock: number, idempotencyKey?: string) {
   const { tenantDb, principal } = tenantOf(ctx);
   await new Locations(tenantDb).require(locationId);
-  const sku = await knownSku(tenantDb, rawSku);
+  const sku = await requiredSku(tenantDb, rawSku);
   await assertManualEdit(tenantDb, sku, locationId);
   const { onHand, movement } = await new Ledger(tenantDb).set({ sku, locationId, target: stock, reason: 'manual', actor: principal.keyId, idempotencyKey });
   return { sku, locationId, onHand, movementId: movement?.idempotencyKey ?? null };
@@ -109,7 +108,7 @@ export const stockRoutes = defineRoutes([
     responses: { 200: { description: '`{sku, productId, kind, total, byLocation[{locationId, onHand}]}`' }, 404: { description: 'not-found' } },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
-      const sku = await knownSku(tenantDb, ctx.params.sku);
+      const sku = await requiredSku(tenantDb, ctx.params.sku);
       const owner = (await new Catalog(tenantDb).skuOwner(sku))!;
       const [entry] = aggregate(await new Ledger(tenantDb).balancesOf(sku));
       ctx.body = { sku, productId: owner.productId, kind: owner.kind, total: entry?.total ?? 0, byLocation: entry?.byLocation ?? [] };
@@ -146,7 +145,7 @@ export const stockRoutes = defineRoutes([
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
       await new Locations(tenantDb).require(ctx.params.locationId);
-      const sku = await knownSku(tenantDb, ctx.params.sku);
+      const sku = await requiredSku(tenantDb, ctx.params.sku);
       const level = await new Ledger(tenantDb).level(sku, ctx.params.locationId);
       ctx.body = level ? presentLevel(level) : { sku, locationId: ctx.params.locationId, onHand: 0, updatedAt: null };
     },

@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors/catalog';
 import { Catalog, notFound } from '../../shared/products/catalog';
 import { products } from '../../shared/products/collections';
 import { COMPACT_FIELDS, EXTENDS, presentListItem, presentProduct, type Extend } from '../../shared/products/present';
-import { buildFilter, buildSort, commaList, searchClause, SORT_FIELDS, type ProductFilters } from '../../shared/products/query';
+import { buildFilter, buildSort, commaList, filtersFrom, searchClause, SORT_FIELDS, type ProductFilters } from '../../shared/products/query';
 import { productInputSchema, STATUSES } from '../../shared/products/schema';
 import type { ProductDoc } from '../../shared/products/types';
 import { addStock, productIdsAvailableAt } from '../../shared/inventory/stock-view';
@@ -36,19 +36,6 @@ const extendParam: JsonSchema = {
   description: `comma-separated: ${EXTENDS.join(', ')}. Without it, list items carry only ${COMPACT_FIELDS.join(', ')}.`,
 };
 const queryObject = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', additionalProperties: false, properties });
-
-function filtersFrom(q: Record<string, unknown>): ProductFilters {
-  return {
-    q: q.q as string | undefined,
-    status: commaList(q.status),
-    category: q.category as string | undefined,
-    brands: commaList(q.brands),
-    minPrice: q.minPrice as number | undefined,
-    maxPrice: q.maxPrice as number | undefined,
-    tags: commaList(q.tags),
-    channelId: q.channelId as string | undefined,
-  };
-}
 
 function extendsFrom(value: unknown): Set<Extend> {
   return new Set((commaList(value) ?? []) as Extend[]);

@@ -8,7 +8,7 @@ import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { jobs, type JobRecord } from '../../shared/jobs/collection';
 import { products } from '../../shared/products/collections';
 import { presentListItem } from '../../shared/products/present';
-import { buildFilter, type ProductFilters } from '../../shared/products/query';
+import { buildFilter, filtersFrom, type ProductFilters } from '../../shared/products/query';
 import type { ProductDoc } from '../../shared/products/types';
 import {
   lockChannel,
@@ -91,18 +91,7 @@ function filtersOf(b: Record<string, unknown>, mode: SelectionMode): ProductFilt
   const allowed = ['q', 'status', 'category', 'brands', 'minPrice', 'maxPrice', 'tags', 'channelId'];
   const unknown = Object.keys(f).filter((k) => !allowed.includes(k));
   if (unknown.length) throw badRequest(`Unknown filter(s): ${unknown.join(', ')}; accepted: ${allowed.join(', ')}`, 'filters');
-  const list = (v: unknown) => (v === undefined ? undefined : Array.isArray(v) ? v.map(String) : String(v).split(','));
-  const r = f as Record<string, unknown>;
-  return {
-    q: r.q as string | undefined,
-    status: list(r.status),
-    category: r.category as string | undefined,
-    brands: list(r.brands),
-    minPrice: r.minPrice as number | undefined,
-    maxPrice: r.maxPrice as number | undefined,
-    tags: list(r.tags),
-    channelId: r.channelId as string | undefined,
-  };
+  return filtersFrom(f as Record<string, unknown>);
 }
 
 function presentJob(job: JobRecord, progress?: PublicationProgress | null) {

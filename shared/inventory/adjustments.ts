@@ -7,6 +7,7 @@ import { newId } from '../ids';
 import { Locations } from '../locations/locations';
 import { Catalog } from '../products/catalog';
 import { assertManualEdit } from './handlers';
+import { knownSku } from './skus';
 import { Ledger } from './ledger';
 import { lotCosts, recordLotCost } from './lots';
 
@@ -126,17 +127,6 @@ export function reasonOf(value: unknown): AdjustmentReason {
     throw badRequest('bad-request/invalid-reason', `reason must be one of ${ADJUSTMENT_REASONS.join(', ')} (got ${JSON.stringify(value)})`, 'reason');
   }
   return value as AdjustmentReason;
-}
-
-export function skuNotFound(sku: string): AppError {
-  return new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'sku' });
-}
-
-/** A SKU of the tenant, upper-cased as stored; 404 not-found otherwise. */
-export async function knownSku(tenantDb: TenantDb, raw: string): Promise<string> {
-  const sku = raw.trim().toUpperCase();
-  if (!(await new Catalog(tenantDb).skuOwner(sku))) throw skuNotFound(sku);
-  return sku;
 }
 
 /** An id derived from a name (a retried create, a count's correction): the same name, the same id. */

@@ -5,7 +5,8 @@ import { mapLimit } from '../concurrency';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
 import { Catalog } from '../products/catalog';
-import { Adjustments, badRequest, bodyObject, isMissing, optionalText, quantityOf, refuseUnknown, skuNotFound, stringField } from './adjustments';
+import { Adjustments, badRequest, bodyObject, isMissing, optionalText, quantityOf, refuseUnknown, stringField } from './adjustments';
+import { skuNotFound } from './skus';
 import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
 

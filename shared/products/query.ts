@@ -23,6 +23,20 @@ export function commaList(value: unknown): string[] | undefined {
   return parts.length ? parts : undefined;
 }
 
+/** ProductFilters from a query string or a body's `filters` (lists as arrays or comma-separated). */
+export function filtersFrom(q: Record<string, unknown>): ProductFilters {
+  return {
+    q: q.q as string | undefined,
+    status: commaList(q.status),
+    category: q.category as string | undefined,
+    brands: commaList(q.brands),
+    minPrice: q.minPrice as number | undefined,
+    maxPrice: q.maxPrice as number | undefined,
+    tags: commaList(q.tags),
+    channelId: q.channelId as string | undefined,
+  };
+}
+
 /**
  * Text search without $text (not on FerretDB): each whitespace-separated token must match, case
  * insensitive, in the SKU, a variant SKU, the title, the brand or a tag.
