@@ -47,8 +47,9 @@ export class TestDeps {
     readonly tenancy: Tenancy,
   ) {}
 
-  static async open(): Promise<TestDeps> {
-    const config = testConfig();
+  /** `database` gives a test its own MongoDB database (a bulky test keeps others' scans small). */
+  static async open(options: { database?: string } = {}): Promise<TestDeps> {
+    const config = { ...testConfig(), ...(options.database ? { mongodbDb: options.database } : {}) };
     const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
     await ensureIndexes(mongo.db);
     const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);

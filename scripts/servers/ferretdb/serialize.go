@@ -18,15 +18,24 @@ import (
 // it forwards the wire protocol unchanged, but lets a write command run only when no other
 // command runs (reads run side by side). Each write is then atomic, as on MongoDB.
 
-// readOnly lists the commands that never write; every other command takes the write lock.
+// unlocked lists the commands that touch no data: handshakes, the driver's server monitor
+// (hello every few seconds), authentication. They pass without the lock, because a Go RWMutex
+// makes new readers wait behind a waiting writer, and a writer waits behind every running read:
+// a long collection scan would otherwise hold the monitor's hello past its timeout, and the
+// driver then drops every connection of its pool (PoolClearedOnNetworkError) mid-request.
+var unlocked = map[string]bool{
+	"hello": true, "isMaster": true, "ismaster": true, "ping": true, "buildInfo": true,
+	"buildinfo": true, "getParameter": true, "whatsmyuri": true, "connectionStatus": true,
+	"hostInfo": true, "getCmdLineOpts": true, "saslStart": true, "saslContinue": true,
+	"logout": true, "endSessions": true, "serverStatus": true, "getLog": true,
+}
+
+// readOnly lists the commands that read data but never write; every other command takes the
+// write lock.
 var readOnly = map[string]bool{
 	"find": true, "getMore": true, "count": true, "distinct": true, "aggregate": true,
-	"listCollections": true, "listIndexes": true, "listDatabases": true, "hello": true,
-	"isMaster": true, "ismaster": true, "ping": true, "buildInfo": true, "buildinfo": true,
-	"getParameter": true, "killCursors": true, "endSessions": true, "dbStats": true,
-	"collStats": true, "serverStatus": true, "explain": true, "connectionStatus": true,
-	"whatsmyuri": true, "getLog": true, "hostInfo": true, "getCmdLineOpts": true,
-	"saslStart": true, "saslContinue": true, "logout": true,
+	"listCollections": true, "listIndexes": true, "listDatabases": true, "killCursors": true,
+	"dbStats": true, "collStats": true, "explain": true,
 }
 
 const (
@@ -134,10 +143,13 @@ func relay(client, upstream net.Conn, lock *sync.RWMutex, ids *idIndexes) error 
 			return err
 		}
 		command := commandName(req)
-		write := !readOnly[command]
-		if write {
+		free := unlocked[command]
+		write := !free && !readOnly[command]
+		switch {
+		case free:
+		case write:
 			lock.Lock()
-		} else {
+		default:
 			lock.RLock()
 		}
 		err = func() error {
@@ -160,10 +172,12 @@ func relay(client, upstream net.Conn, lock *sync.RWMutex, ids *idIndexes) error 
 				}
 			}
 		}()
-		if write {
+		switch {
+		case free:
+		case write:
 			ids.afterWrite(command)
 			lock.Unlock()
-		} else {
+		default:
 			lock.RUnlock()
 		}
 		if err != nil {
