@@ -8,7 +8,8 @@ import { ASYNC_LIMITS, importErrors, importStaging, openObject, type ImportConfi
 import { isDuplicateKeyError } from '../../shared/db/mongo';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { toCsvText } from '../../shared/csv/parse';
-import { readProductsFrom } from '../../shared/csv/read';
+import { streamProducts } from '../../shared/csv/stage';
+import type { ParsedProduct } from '../../shared/csv/layout';
 import { derivedObjectId } from '../../shared/ids';
 import { AppError } from '../../shared/errors/catalog';
 
@@ -38,21 +39,19 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const staging = tenantDb.collection(importStaging);
       await staging.deleteMany({ jobId: ref.jobId });
-      let parsed;
+      const open = () => openObject(s3, bucket, ref.s3Key);
+      // staged 500 at a time as the file is read: the worker never holds the whole file
+      const stage = async (batch: ParsedProduct[], first: number) => {
+        await staging.insertMany(batch.map((parsed, j) => ({ _id: `${ref.jobId}:${first + j}`, jobId: ref.jobId, index: first + j, parsed })));
+        heartbeat(first);
+      };
       try {
-        parsed = await readProductsFrom(await openObject(s3, bucket, ref.s3Key), layoutFor(ref.config.format), ref.config.mappings);
+        const read = await streamProducts(open, layoutFor(ref.config.format), ref.config.mappings, ASYNC_LIMITS, stage);
+        return { groups: read.products, totalRows: read.rows, structuralErrors: [], exceedsRowCap: read.exceedsRowCap, exceedsVariantCap: read.exceedsVariantCap };
       } catch (err) {
         if (err instanceof AppError) return { groups: 0, totalRows: 0, structuralErrors: [err.message], exceedsRowCap: false, exceedsVariantCap: false };
         throw err;
       }
-      const exceedsRowCap = parsed.rows > ASYNC_LIMITS.maxRows;
-      const exceedsVariantCap = parsed.parsed.some((p) => p.rows.length > ASYNC_LIMITS.maxVariantsPerProduct);
-      if (exceedsRowCap || exceedsVariantCap) return { groups: 0, totalRows: parsed.rows, structuralErrors: [], exceedsRowCap, exceedsVariantCap };
-      for (let i = 0; i < parsed.parsed.length; i += 500) {
-        await staging.insertMany(parsed.parsed.slice(i, i + 500).map((p, j) => ({ _id: `${ref.jobId}:${i + j}`, jobId: ref.jobId, index: i + j, parsed: p })));
-        heartbeat(i);
-      }
-      return { groups: parsed.parsed.length, totalRows: parsed.rows, structuralErrors: [], exceedsRowCap, exceedsVariantCap };
     },
 
     /** Plans (and, unless `dryRun`, applies) staged products [from, to); failed rows go to the error list. */

@@ -5,7 +5,7 @@ import { Connection } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
 import { createS3Client, ensureBucket } from '../../shared/s3/client';
 import { ensureServerBuilt, SERVERS } from './servers';
-import { freePort, httpOk, startNodeProcess, startProcess, waitFor, type Proc } from './process';
+import { freePort, httpOk, startNodeProcess, startProcess, waitFor, WORKER_NODE_FLAGS, type Proc } from './process';
 
 /**
  * The whole service on loopback: the embedded servers for every role whose address is not given
@@ -239,7 +239,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await Promise.all(starts);
 
     const childEnv = { ...process.env, ...env };
-    const startWorker = () => startNodeProcess('worker', join(ROOT, 'worker', 'main.ts'), { logDir, env: childEnv, cwd: ROOT });
+    const startWorker = () => startNodeProcess('worker', join(ROOT, 'worker', 'main.ts'), { logDir, env: childEnv, cwd: ROOT, nodeFlags: WORKER_NODE_FLAGS });
     const startApi = async () => {
       const p = startNodeProcess('api', join(ROOT, 'api', 'server.ts'), { logDir, env: childEnv, cwd: ROOT });
       await waitFor('API', () => httpOk(`http://127.0.0.1:${ports.api}/health`), { proc: p, timeoutMs: 90_000 });

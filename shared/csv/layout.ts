@@ -33,7 +33,19 @@ export interface Layout {
    * Groups records into products. Records of one product need not be adjacent, and a child
    * (variant, variation) may come before its parent.
    */
-  parse(records: CsvRecord[]): ParsedProduct[];
+  parse(records: CsvRecord[], taken?: Set<string>): ParsedProduct[];
+  /**
+   * The columns parse reads to group records into products and to collect the SKUs the file
+   * gives (see shared/csv/stage.ts): parsing records that carry only these columns (plus a
+   * marker for a record with other non-empty cells) groups them exactly as the whole records.
+   */
+  keyColumns(header: string[]): string[];
+  /**
+   * The SKUs these records give, which derived SKUs avoid. `parse` collects them from its own
+   * records unless `taken` is passed: then it uses that set, and adds the SKUs it derives, so
+   * that products parsed group by group, in file order, get the SKUs a whole-file parse gives.
+   */
+  givenSkus(records: CsvRecord[]): Set<string>;
   /** The records of one product, in this layout. Exporting and importing again must change nothing. */
   toRecords(product: PresentedProduct): Record<string, string>[];
 }

@@ -26,15 +26,31 @@ export function parseCsvText(text: string): { columns: string[]; records: CsvRec
  */
 export async function parseCsvStream(input: Readable): Promise<{ records: CsvRecord[] }> {
   const records: CsvRecord[] = [];
-  const parser = input.pipe(parseStream(PARSE_OPTIONS));
+  for await (const record of csvRecords(input)) records.push(record);
+  return { records };
+}
+
+/** The records of a CSV stream, one at a time; `header` is called with the header row first. */
+export async function* csvRecords(input: Readable, header?: (columns: string[]) => void): AsyncGenerator<CsvRecord> {
+  const parser = input.pipe(
+    parseStream({
+      ...PARSE_OPTIONS,
+      columns: (columns: string[]) => {
+        header?.(columns);
+        return columns;
+      },
+    }),
+  );
   input.on('error', (err) => parser.destroy(err));
+  let row = 2;
   try {
-    for await (const values of parser) records.push({ row: records.length + 2, values: values as Record<string, string> });
+    for await (const values of parser) yield { row: row++, values: values as Record<string, string> };
   } catch (err) {
     if ((err as { code?: string }).code?.startsWith('CSV_')) throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);
     throw err;
+  } finally {
+    input.destroy(); // a reader that stops early releases the connection
   }
-  return { records };
 }
 
 function headerOf(text: string): string[] {

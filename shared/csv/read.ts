@@ -7,9 +7,15 @@ export const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
 
 /** Renames columns as `mappings` says (CSV column → the layout's column), before the layout reads them. */
 export function applyMappings(records: CsvRecord[], mappings: Record<string, string> | undefined): CsvRecord[] {
+  const rename = renamer(mappings);
+  return rename ? records.map(rename) : records;
+}
+
+/** One record's columns renamed as `mappings` says; null when it renames nothing. */
+export function renamer(mappings: Record<string, string> | undefined): ((r: CsvRecord) => CsvRecord) | null {
   const pairs = Object.entries(mappings ?? {}).filter(([from, to]) => from !== to);
-  if (!pairs.length) return records;
-  return records.map((r) => {
+  if (!pairs.length) return null;
+  return (r) => {
     const values: Record<string, string> = Object.create(null);
     for (const [k, v] of Object.entries(r.values)) values[k] = v;
     for (const [from, to] of pairs) {
@@ -19,7 +25,14 @@ export function applyMappings(records: CsvRecord[], mappings: Record<string, str
       }
     }
     return { row: r.row, values };
-  });
+  };
+}
+
+/** The header after `mappings`: renamed columns take the place of the ones they rename. */
+export function mappedHeader(header: string[], mappings: Record<string, string> | undefined): string[] {
+  const rename = renamer(mappings);
+  if (!rename) return header;
+  return Object.keys(rename({ row: 0, values: Object.fromEntries(header.map((h) => [h, ''])) }).values);
 }
 
 /** CSV text → the products it describes, in the given layout. */

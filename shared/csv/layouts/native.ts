@@ -160,6 +160,10 @@ export const nativeLayout: Layout = {
   format: 'native',
   columns: [...productColumns, ...variantColumns].map((c) => c.name),
 
+  // rows of one product share its SKU; no SKU is derived
+  keyColumns: (header: string[]) => header.filter((c) => c === 'sku'),
+  givenSkus: () => new Set<string>(),
+
   parse(records: CsvRecord[]): ParsedProduct[] {
     // rows of one product share its sku; they need not be adjacent
     const groups = new Map<string, CsvRecord[]>();

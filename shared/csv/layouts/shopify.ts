@@ -1,5 +1,6 @@
 import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
 import {
+  columnsOf,
   cell,
   claimSku,
   compact,
@@ -154,9 +155,9 @@ const SEO_DESCRIPTION_MAX = 160;
 const SEO_METAFIELDS = { title: { namespace: 'global', key: 'title_tag' }, description: { namespace: 'global', key: 'description_tag' } } as const;
 
 /** The header names of these records, by role. */
-function resolveColumns(records: CsvRecord[]): Columns {
+function resolveColumns(names: Iterable<string>): Columns {
   const byLower = new Map<string, string>();
-  for (const r of records) for (const name of Object.keys(r.values)) if (!byLower.has(name.trim().toLowerCase())) byLower.set(name.trim().toLowerCase(), name);
+  for (const name of names) if (!byLower.has(name.trim().toLowerCase())) byLower.set(name.trim().toLowerCase(), name);
   const cols: Columns = {};
   for (const role of Object.keys(ALIASES) as Role[]) {
     for (const alias of ALIASES[role]) {
@@ -395,8 +396,8 @@ function handleOf(sku: string): string {
   return slugify(sku) || fingerprint(sku).toLowerCase();
 }
 
-function parse(records: CsvRecord[]): ParsedProduct[] {
-  const cols = resolveColumns(records);
+function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
+  const cols = resolveColumns(columnsOf(records));
   const groups = new Map<string, { handle: string; rows: Row[] }>();
   const out: (ParsedProduct | { group: string })[] = [];
   for (const rec of records) {
@@ -418,6 +419,13 @@ function parse(records: CsvRecord[]): ParsedProduct[] {
     group.rows.push(row);
   }
   // SKUs given in the file are claimed before any is derived, so a derived SKU never takes one
+  const taken = given ?? givenSkus(records);
+  return out.map((item) => ('group' in item ? parseGroup(groups.get(item.group)!.handle, groups.get(item.group)!.rows, cols, taken) : item));
+}
+
+/** The SKUs the records give in the SKU columns (variant and product). */
+function givenSkus(records: CsvRecord[]): Set<string> {
+  const cols = resolveColumns(columnsOf(records));
   const taken = new Set<string>();
   for (const rec of records) {
     for (const role of ['sku', 'productSku'] as const) {
@@ -425,7 +433,13 @@ function parse(records: CsvRecord[]): ParsedProduct[] {
       if (s) taken.add(s);
     }
   }
-  return out.map((item) => ('group' in item ? parseGroup(groups.get(item.group)!.handle, groups.get(item.group)!.rows, cols, taken) : item));
+  return taken;
+}
+
+/** Grouping reads the handle (or the title it falls back to) and the SKU columns. */
+function keyColumns(header: string[]): string[] {
+  const cols = resolveColumns(header);
+  return (['handle', 'title', 'sku', 'productSku'] as const).flatMap((role) => (cols[role] ? [cols[role]] : []));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -529,5 +543,7 @@ export const shopifyLayout: Layout = {
   format: 'shopify',
   columns: SHOPIFY_COLUMNS,
   parse,
+  keyColumns,
+  givenSkus,
   toRecords,
 };

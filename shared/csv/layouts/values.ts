@@ -16,6 +16,13 @@ export function cell(values: Record<string, string | undefined>, column: string 
   return typeof v === 'string' ? v.trim() : '';
 }
 
+/** The column names of these records, in the order first seen. */
+export function columnsOf(records: { values: Record<string, unknown> }[]): string[] {
+  const seen = new Set<string>();
+  for (const r of records) for (const k of Object.keys(r.values)) seen.add(k);
+  return [...seen];
+}
+
 const TRUE = new Set(['true', '1', '-1', 'yes', 'y']);
 const FALSE = new Set(['false', '0', 'no', 'n']);
 

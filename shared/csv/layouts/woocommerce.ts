@@ -1,5 +1,6 @@
 import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
 import {
+  columnsOf,
   cell,
   CellError,
   claimSku,
@@ -144,10 +145,8 @@ interface Columns {
   downloads: { n: number; name?: string; url?: string }[];
 }
 
-function resolveColumns(records: CsvRecord[]): Columns {
-  const names: string[] = [];
-  const seen = new Set<string>();
-  for (const r of records) for (const k of Object.keys(r.values)) if (!seen.has(k)) (seen.add(k), names.push(k));
+function resolveColumns(header: Iterable<string>): Columns {
+  const names = [...header];
   const byLower = new Map(names.map((n) => [n.trim().toLowerCase(), n]));
   const cols: Columns = { role: {}, dims: {}, attributes: [], downloads: [] };
   for (const role of Object.keys(ALIASES) as Role[]) {
@@ -383,9 +382,9 @@ function build(group: Group, cols: Columns, taken: Set<string>, problems: Proble
   });
 }
 
-function parse(records: CsvRecord[]): ParsedProduct[] {
-  const cols = resolveColumns(records);
-  const out: ({ group: Group } | ParsedProduct)[] = [];
+/** The records as rows with their type read; a record whose type cannot be read is an error item. */
+function readRows(records: CsvRecord[], cols: Columns): { rows: Row[]; refused: ParsedProduct[] } {
+  const refused: ParsedProduct[] = [];
   const rows: Row[] = [];
   for (const rec of records) {
     if (Object.values(rec.values).every((v) => typeof v !== 'string' || v.trim() === '')) continue; // a row of empty cells makes nothing
@@ -396,11 +395,30 @@ function parse(records: CsvRecord[]): ParsedProduct[] {
       type = readType(base.role('type'));
     } catch (err) {
       if (!(err instanceof CellError)) throw err;
-      out.push({ rows: [rec.row], sku: toSku(base.role('sku')) || null, body: null, errors: [`${cols.role.type} (row ${rec.row}): ${err.message}`] });
+      refused.push({ rows: [rec.row], sku: toSku(base.role('sku')) || null, body: null, errors: [`${cols.role.type} (row ${rec.row}): ${err.message}`] });
       continue;
     }
     rows.push({ ...base, ...type });
   }
+  return { rows, refused };
+}
+
+const skusOfRows = (rows: Row[]) => new Set(rows.map((r) => toSku(r.role('sku'))).filter(Boolean));
+
+/** The SKUs the records' rows give (derived SKUs avoid them). */
+function givenSkus(records: CsvRecord[]): Set<string> {
+  return skusOfRows(readRows(records, resolveColumns(columnsOf(records))).rows);
+}
+
+/** Grouping reads the type, SKU, ID and parent reference. */
+function keyColumns(header: string[]): string[] {
+  const cols = resolveColumns(header);
+  return (['type', 'sku', 'id', 'parent'] as const).flatMap((role) => (cols.role[role] ? [cols.role[role]] : []));
+}
+
+function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
+  const cols = resolveColumns(columnsOf(records));
+  const { rows, refused: out } = readRows(records, cols);
 
   // parents first, by SKU and by ID, so a variation may come before its parent
   const bySku = new Map<string, Group>();
@@ -432,16 +450,12 @@ function parse(records: CsvRecord[]): ParsedProduct[] {
   }
 
   // SKUs given in the file are claimed before any is derived
-  const taken = new Set<string>();
-  for (const r of rows) {
-    const s = toSku(r.role('sku'));
-    if (s) taken.add(s);
-  }
+  const taken = given ?? skusOfRows(rows);
 
   const firstRow = new Map<number, { group: Group } | ParsedProduct>();
   for (const g of groups) firstRow.set(g.parent.rec.row, { group: g });
   for (const [r, message] of orphans) firstRow.set(r.rec.row, { rows: [r.rec.row], sku: toSku(r.role('sku')) || null, body: null, errors: [message] });
-  for (const item of out) if (!('group' in item)) firstRow.set(item.rows[0], item);
+  for (const item of out) firstRow.set(item.rows[0], item);
 
   return [...firstRow.entries()]
     .sort(([a], [b]) => a - b)
@@ -575,5 +589,7 @@ export const woocommerceLayout: Layout = {
   format: 'woocommerce',
   columns: WOOCOMMERCE_COLUMNS,
   parse,
+  keyColumns,
+  givenSkus,
   toRecords,
 };
