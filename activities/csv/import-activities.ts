@@ -18,6 +18,16 @@ export interface ImportJobRef {
   jobId: string;
 }
 
+/**
+ * Drops a job's staged products. FerretDB deletes a filter's matches with one SQL statement that
+ * names every matched _id, and SQLite refuses more than 32,766 of them; a job stages at most
+ * `maxRows` products, so they go by ranges of their index, 20,000 at a time.
+ */
+async function clearStaging(tenantDb: TenantDb, jobId: string): Promise<void> {
+  const staging = tenantDb.collection(importStaging);
+  for (let from = 0; from < ASYNC_LIMITS.maxRows; from += 20_000) await staging.deleteMany({ jobId, index: { $gte: from, $lt: from + 20_000 } });
+}
+
 export interface StageResult {
   groups: number;
   totalRows: number;
@@ -38,7 +48,7 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
     async stageImport(ref: ImportJobRef & { s3Key: string; config: ImportConfig }): Promise<StageResult> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const staging = tenantDb.collection(importStaging);
-      await staging.deleteMany({ jobId: ref.jobId });
+      await clearStaging(tenantDb, ref.jobId);
       const open = () => openObject(s3, bucket, ref.s3Key);
       // staged 500 at a time as the file is read: the worker never holds the whole file
       const stage = async (batch: ParsedProduct[], first: number) => {
@@ -108,7 +118,7 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
         const body = toCsvText(['row', 'sku', 'errors'], errors.map((e) => ({ row: String(e.row), sku: e.sku ?? '', errors: e.message })));
         await s3.send(new PutObjectCommand({ Bucket: bucket, Key: errorReportKey, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' }));
       }
-      await tenantDb.collection(importStaging).deleteMany({ jobId: ref.jobId });
+      await clearStaging(tenantDb, ref.jobId);
       return { errorReportKey };
     },
   };
