@@ -14,7 +14,7 @@
  *    cursor read of the same documents.
  * 6. Prints a table and writes it to bench/results/import-<date>.md.
  *
- * Environment: BENCH_ROWS (100000), BENCH_KEEP_DATA=1.
+ * Environment: BENCH_ROWS (100000), BENCH_KEEP_DATA=1, BENCH_LOG_LEVEL (warn).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -103,7 +103,7 @@ async function main(): Promise<number> {
     const bytes = Buffer.byteLength(text);
     console.log(`File: ${fmt(ROWS)} rows, ${fmt(productCount)} products, ${fmt(mb(bytes))} MiB`);
     if (bytes > MAX_UPLOAD_BYTES) throw new Error(`the file is over the upload limit (${bytes} bytes)`);
-    stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_import' }, log: (l) => console.log(`  ${l}`) });
+    stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', MONGODB_DB: 'bench_import' }, log: (l) => console.log(`  ${l}`) });
     const base = stack.apiUrl!;
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
     await ensureIndexes(mongo.db);

@@ -4,7 +4,7 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { BulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
-import { ASYNC_LIMITS, importErrors, importStaging, openObject, type ImportConfig, type StagedProduct } from '../../shared/csv/jobs';
+import { ASYNC_LIMITS, importErrors, importStaging, openObject, type ImportConfig } from '../../shared/csv/jobs';
 import { isDuplicateKeyError } from '../../shared/db/mongo';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { toCsvText } from '../../shared/csv/parse';
@@ -18,18 +18,13 @@ export interface ImportJobRef {
   jobId: string;
 }
 
-/**
- * Drops a job's staged products. FerretDB deletes a filter's matches with one SQL statement that
- * names every matched _id, and SQLite refuses more than 32,766 of them; a job stages at most
- * `maxRows` products, so they go by ranges of their index, 20,000 at a time.
- */
-async function clearStaging(tenantDb: TenantDb, jobId: string): Promise<void> {
-  const staging = tenantDb.collection(importStaging);
-  for (let from = 0; from < ASYNC_LIMITS.maxRows; from += 20_000) await staging.deleteMany({ jobId, index: { $gte: from, $lt: from + 20_000 } });
-}
+/** A staged chunk stays well under the 16 MiB document limit (a product may be large: long HTML, many variants). */
+const MAX_CHUNK_JSON = 4 * 1024 * 1024;
 
 export interface StageResult {
   groups: number;
+  /** The staged chunks, [first product, end): each is one importChunk. */
+  chunks: [number, number][];
   totalRows: number;
   structuralErrors: string[];
   exceedsRowCap: boolean;
@@ -38,46 +33,61 @@ export interface StageResult {
 
 /**
  * The async import's activities. Every one is safe to run again: staging replaces the job's
- * staged rows, a chunk re-plans against the current catalog (its earlier writes then read as
+ * staged chunks, a chunk re-plans against the current catalog (its earlier writes then read as
  * unchanged and are counted as what the operation recorded), errors are keyed by row.
  */
-export function importActivities({ db, s3, config }: ActivityDeps) {
+export function importActivities({ db, s3, config, log }: ActivityDeps) {
   const bucket = config.s3.bucket;
   return {
-    /** Reads the uploaded file once, groups its rows into products and stages them. */
-    async stageImport(ref: ImportJobRef & { s3Key: string; config: ImportConfig }): Promise<StageResult> {
+    /** Reads the uploaded file (twice, streamed: shared/csv/stage.ts), groups its rows into products and stages them by chunk. */
+    async stageImport(ref: ImportJobRef & { s3Key: string; config: ImportConfig; chunkSize: number }): Promise<StageResult> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const staging = tenantDb.collection(importStaging);
-      await clearStaging(tenantDb, ref.jobId);
+      await staging.deleteMany({ jobId: ref.jobId });
       const open = () => openObject(s3, bucket, ref.s3Key);
-      // staged 500 at a time as the file is read: the worker never holds the whole file
+      // staged a chunk at a time as the file is read: the worker never holds the whole file
+      const chunks: [number, number][] = [];
+      const put = async (products: ParsedProduct[], first: number) => {
+        await staging.insertOne({ _id: `${ref.jobId}:${first}`, jobId: ref.jobId, index: first, products });
+        chunks.push([first, first + products.length]);
+      };
       const stage = async (batch: ParsedProduct[], first: number) => {
-        await staging.insertMany(batch.map((parsed, j) => ({ _id: `${ref.jobId}:${first + j}`, jobId: ref.jobId, index: first + j, parsed })));
+        let start = 0;
+        let bytes = 0;
+        for (let j = 0; j < batch.length; j++) {
+          const size = JSON.stringify(batch[j]).length;
+          if (j > start && bytes + size > MAX_CHUNK_JSON) {
+            await put(batch.slice(start, j), first + start);
+            start = j;
+            bytes = 0;
+          }
+          bytes += size;
+        }
+        await put(batch.slice(start), first + start);
         heartbeat(first);
       };
+      const none = { groups: 0, chunks: [], totalRows: 0, structuralErrors: [], exceedsRowCap: false, exceedsVariantCap: false };
       try {
-        const read = await streamProducts(open, layoutFor(ref.config.format), ref.config.mappings, ASYNC_LIMITS, stage);
-        return { groups: read.products, totalRows: read.rows, structuralErrors: [], exceedsRowCap: read.exceedsRowCap, exceedsVariantCap: read.exceedsVariantCap };
+        const read = await streamProducts(open, layoutFor(ref.config.format), ref.config.mappings, ASYNC_LIMITS, stage, ref.chunkSize);
+        return { ...none, groups: read.products, chunks, totalRows: read.rows, exceedsRowCap: read.exceedsRowCap, exceedsVariantCap: read.exceedsVariantCap };
       } catch (err) {
-        if (err instanceof AppError) return { groups: 0, totalRows: 0, structuralErrors: [err.message], exceedsRowCap: false, exceedsVariantCap: false };
+        if (err instanceof AppError) return { ...none, structuralErrors: [err.message] };
         throw err;
       }
     },
 
-    /** Plans (and, unless `dryRun`, applies) staged products [from, to); failed rows go to the error list. */
+    /** Plans (and, unless `dryRun`, applies) the staged chunk [from, to); failed rows go to the error list. */
     async importChunk(ref: ImportJobRef & { from: number; to: number; config: ImportConfig; operationId: string; actor: string; dryRun: boolean }): Promise<ImportCounts> {
       const tenantDb = new TenantDb(db, ref.tenantId);
-      // by _id, one by one: a primary-key read each, where a range query would scan the staging
-      const staging = tenantDb.collection(importStaging);
-      const staged: StagedProduct[] = [];
-      for (let i = ref.from; i < ref.to; i += 50) {
-        const ids = Array.from({ length: Math.min(50, ref.to - i) }, (_, j) => `${ref.jobId}:${i + j}`);
-        for (const doc of await Promise.all(ids.map((_id) => staging.findOne({ _id })))) if (doc) staged.push(doc);
-      }
+      const t0 = Date.now();
+      const chunk = await tenantDb.collection(importStaging).findOne({ _id: `${ref.jobId}:${ref.from}` });
+      if (!chunk || chunk.products.length !== ref.to - ref.from) throw new Error(`staged chunk ${ref.from}–${ref.to} of ${ref.jobId} is missing`);
       const beat = () => heartbeat(ref.from);
       // a created product's id is derived from the job and its place in the file: a retried chunk recreates the same documents
-      const idOf = (i: number) => derivedObjectId(`${ref.jobId}:${staged[i].index}`);
-      const plans = await planImport(tenantDb, staged.map((s) => s.parsed), { ...ref.config, onProgress: beat, idOf });
+      const idOf = (i: number) => derivedObjectId(`${ref.jobId}:${ref.from + i}`);
+      const t1 = Date.now();
+      const plans = await planImport(tenantDb, chunk.products, { ...ref.config, onProgress: beat, idOf });
+      const t2 = Date.now();
       const { counts, errors } = ref.dryRun
         ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))
         : await applyImport(tenantDb, plans, {
@@ -99,6 +109,8 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
             if (!isDuplicateKeyError(err)) throw err;
           });
       }
+      const mem = process.memoryUsage();
+      log.info({ jobId: ref.jobId, from: ref.from, to: ref.to, readMs: t1 - t0, planMs: t2 - t1, applyMs: Date.now() - t2, heapMiB: mem.heapUsed >> 20, rssMiB: mem.rss >> 20 }, 'import chunk done');
       return counts;
     },
 
@@ -118,7 +130,7 @@ export function importActivities({ db, s3, config }: ActivityDeps) {
         const body = toCsvText(['row', 'sku', 'errors'], errors.map((e) => ({ row: String(e.row), sku: e.sku ?? '', errors: e.message })));
         await s3.send(new PutObjectCommand({ Bucket: bucket, Key: errorReportKey, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' }));
       }
-      await clearStaging(tenantDb, ref.jobId);
+      await tenantDb.collection(importStaging).deleteMany({ jobId: ref.jobId });
       return { errorReportKey };
     },
   };

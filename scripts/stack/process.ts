@@ -51,7 +51,7 @@ export function startNodeProcess(name: string, entry: string, opts: { env?: Node
  * resident memory for a few more (cheap) scavenges. The same flags are in package.json and
  * docker-compose.yml.
  */
-export const WORKER_NODE_FLAGS = ['--max-semi-space-size=2'];
+export const WORKER_NODE_FLAGS = ['--max-semi-space-size=2', '--max-old-space-size=160'];
 
 /** A port that was free a moment ago (the OS picks it). */
 export function freePort(): Promise<number> {

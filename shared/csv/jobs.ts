@@ -66,12 +66,14 @@ export function presignDownload(s3: S3Client, bucket: string, key: string, filen
 }
 
 /** Products of an async import, parsed once and staged, so chunks can be applied (and retried) one by one. */
-export interface StagedProduct {
+/** A chunk of an import's products, staged as one document: a chunk costs one read. */
+export interface StagedChunk {
   _id: string; // `${jobId}:${index}`
   tenantId: string;
   jobId: string;
+  /** The index of its first product in the file's products. */
   index: number;
-  parsed: ParsedProduct;
+  products: ParsedProduct[];
 }
 
 /** Each failed row of an async import, for the error report. */
@@ -84,7 +86,7 @@ export interface ImportRowError {
   message: string;
 }
 
-export const importStaging = defineCollection<StagedProduct>({
+export const importStaging = defineCollection<StagedChunk>({
   name: 'import_staging',
   scope: 'tenant',
   indexes: [{ key: { tenantId: 1, jobId: 1, index: 1 } }],

@@ -44,14 +44,13 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
   setHandler(importProgress, () => p);
   await acts.updateJob({ ...ref, status: 'processing' });
 
-  const staged = await acts.stageImport({ ...ref, s3Key: input.s3Key, config: input.config });
+  const staged = await acts.stageImport({ ...ref, s3Key: input.s3Key, config: input.config, chunkSize: input.chunkSize });
   p.totalRows = staged.totalRows;
   const structuralErrors = [...staged.structuralErrors];
   if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
   if (staged.exceedsVariantCap) structuralErrors.push('a product has more rows (variants) than the cap');
 
-  const chunks: [number, number][] = [];
-  for (let from = 0; from < staged.groups; from += input.chunkSize) chunks.push([from, Math.min(from + input.chunkSize, staged.groups)]);
+  const chunks = staged.chunks;
 
   // skipErrorRows false: a dry pass first; one bad row means nothing is written
   let write = structuralErrors.length === 0;
