@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
 const ROOT = resolve(__dirname, '..');
@@ -24,18 +25,38 @@ function bundleKey(): string {
   return hash.digest('hex').slice(0, 24);
 }
 
-/**
- * The workflow bundle, built once per source version and kept in the cache, so that a restarted
- * worker (or a second one) starts in a moment instead of re-running webpack.
- */
-export async function workflowBundle(): Promise<{ code: string }> {
+function bundleFile(): string {
   const dir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'backoffice', 'workflow-bundles');
-  const file = join(dir, `${bundleKey()}.js`);
-  if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
+  return join(dir, `${bundleKey()}.js`);
+}
+
+/** Builds the bundle with webpack and stores it in the cache (atomically: a reader never sees half a file). */
+async function buildBundle(file: string): Promise<void> {
   const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve(join(ROOT, 'workflows')) });
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, code);
   renameSync(tmp, file);
-  return { code };
+}
+
+/**
+ * The workflow bundle, built once per source version and kept in the cache, so that a restarted
+ * worker (or a second one) starts in a moment instead of re-running webpack. A missing bundle is
+ * built by a short-lived child process: webpack takes over 100 MiB, which a long-running worker
+ * would otherwise keep for good.
+ */
+export async function workflowBundle(): Promise<{ code: string }> {
+  const file = bundleFile();
+  if (!existsSync(file)) {
+    const built = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--build'], { stdio: 'inherit', cwd: ROOT });
+    if (built.status !== 0) throw new Error(`building the workflow bundle failed (exit ${built.status ?? built.signal})`);
+  }
+  return { code: readFileSync(file, 'utf8') };
+}
+
+if (require.main === module && process.argv.includes('--build')) {
+  buildBundle(bundleFile()).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }

@@ -47,23 +47,23 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       const open = () => openObject(s3, bucket, ref.s3Key);
       // staged a chunk at a time as the file is read: the worker never holds the whole file
       const chunks: [number, number][] = [];
-      const put = async (products: ParsedProduct[], first: number) => {
-        await staging.insertOne({ _id: `${ref.jobId}:${first}`, jobId: ref.jobId, index: first, products });
-        chunks.push([first, first + products.length]);
+      const put = async (json: string[], first: number) => {
+        await staging.insertOne({ _id: `${ref.jobId}:${first}`, jobId: ref.jobId, index: first, productsJson: `[${json.join(',')}]` });
+        chunks.push([first, first + json.length]);
       };
       const stage = async (batch: ParsedProduct[], first: number) => {
         let start = 0;
         let bytes = 0;
-        for (let j = 0; j < batch.length; j++) {
-          const size = JSON.stringify(batch[j]).length;
-          if (j > start && bytes + size > MAX_CHUNK_JSON) {
-            await put(batch.slice(start, j), first + start);
+        const json = batch.map((p) => JSON.stringify(p));
+        for (let j = 0; j < json.length; j++) {
+          if (j > start && bytes + json[j].length > MAX_CHUNK_JSON) {
+            await put(json.slice(start, j), first + start);
             start = j;
             bytes = 0;
           }
-          bytes += size;
+          bytes += json[j].length;
         }
-        await put(batch.slice(start), first + start);
+        await put(json.slice(start), first + start);
         heartbeat(first);
       };
       const none = { groups: 0, chunks: [], totalRows: 0, structuralErrors: [], exceedsRowCap: false, exceedsVariantCap: false };
@@ -81,12 +81,13 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const t0 = Date.now();
       const chunk = await tenantDb.collection(importStaging).findOne({ _id: `${ref.jobId}:${ref.from}` });
-      if (!chunk || chunk.products.length !== ref.to - ref.from) throw new Error(`staged chunk ${ref.from}–${ref.to} of ${ref.jobId} is missing`);
+      const products: ParsedProduct[] = chunk ? JSON.parse(chunk.productsJson) : [];
+      if (products.length !== ref.to - ref.from) throw new Error(`staged chunk ${ref.from}–${ref.to} of ${ref.jobId} is missing`);
       const beat = () => heartbeat(ref.from);
       // a created product's id is derived from the job and its place in the file: a retried chunk recreates the same documents
       const idOf = (i: number) => derivedObjectId(`${ref.jobId}:${ref.from + i}`);
       const t1 = Date.now();
-      const plans = await planImport(tenantDb, chunk.products, { ...ref.config, onProgress: beat, idOf });
+      const plans = await planImport(tenantDb, products, { ...ref.config, onProgress: beat, idOf });
       const t2 = Date.now();
       const { counts, errors } = ref.dryRun
         ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))

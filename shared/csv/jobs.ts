@@ -73,7 +73,8 @@ export interface StagedChunk {
   jobId: string;
   /** The index of its first product in the file's products. */
   index: number;
-  products: ParsedProduct[];
+  /** The products as JSON text: FerretDB stores and reads one string far faster than the same nested documents. */
+  productsJson: string;
 }
 
 /** Each failed row of an async import, for the error report. */
