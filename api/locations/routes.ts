@@ -198,7 +198,7 @@ export const locationRoutes = defineRoutes([
     body: createBody,
     bodyRequired: false,
     bodyValidation: 'handler',
-    responses: { 201: ok('the location', locationSchema), 400: { description: 'bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request' } },
+    responses: { 201: ok('the location', locationSchema), 400: { description: "bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/can't-create (isDefault with status inactive), bad-request" } },
     handler: async (ctx) => {
       const body = objectBody(ctx);
       if (blank(body.name)) throw locationErrors.missing('name');
@@ -334,7 +334,7 @@ export const locationRoutes = defineRoutes([
     bodyValidation: 'handler',
     responses: {
       200: ok('the location', locationSchema),
-      400: { description: 'bad-request/missing-id, bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/system-location, bad-request' },
+      400: { description: "bad-request/missing-id, bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/system-location, bad-request/can't-update (a location managed by an integration; the default made inactive), bad-request" },
       404: notFound404,
     },
     handler: async (ctx) => {

@@ -19,6 +19,8 @@ export const locationErrors = {
   invalidType: (got: unknown, allowed: readonly string[]) =>
     new AppError(400, 'bad-request/invalid-type', `type must be one of ${allowed.join(', ')}; got ${JSON.stringify(got)}`, { field: 'type' }),
   systemLocation: (message: string) => new AppError(400, 'bad-request/system-location', message),
+  cantCreate: (message: string, field?: string) => new AppError(400, "bad-request/can't-create", message, field ? { field } : {}),
+  cantUpdate: (message: string, field?: string) => new AppError(400, "bad-request/can't-update", message, field ? { field } : {}),
   cantDelete: (message: string, details?: Record<string, unknown>) => new AppError(400, "bad-request/can't-delete", message, details ? { details } : {}),
   duplicateCode: (code: string, locationId: string) =>
     new AppError(400, 'bad-request/duplicate-code', `Zone code ${code} is already used in location ${locationId}`, { field: 'code' }),
@@ -149,6 +151,8 @@ export class LocationService {
   }
 
   async create(input: LocationInput): Promise<LocationDoc> {
+    // the default is where stock and orders go when none is named: it must be able to take them
+    if (input.isDefault && input.status === 'inactive') throw locationErrors.cantCreate('An inactive location cannot be the default: create it active, or without isDefault', 'status');
     await this.locations.systemRaw();
     const now = new Date();
     const _id = newId('loc');
@@ -174,6 +178,10 @@ export class LocationService {
 
   async update(id: string, patch: LocationPatch): Promise<LocationDoc> {
     const doc = await this.require(id);
+    if (doc.managedBy) throw locationErrors.cantUpdate(`Location ${id} is managed by the integration ${doc.managedBy}; change it there, or remove it from the integration first`);
+    if (!doc.isSystem && patch.status === 'inactive' && patch.isDefault !== false && (patch.isDefault === true || (await this.find(id))?.isDefault)) {
+      throw locationErrors.cantUpdate('The default location cannot be made inactive: make another location the default first (POST /locations/{id}/set-default)', 'status');
+    }
     if (doc.isSystem) {
       if (patch.isDefault === false) {
         throw locationErrors.systemLocation('The system location cannot lose isDefault: make another location the default (POST /locations/{id}/set-default) instead');

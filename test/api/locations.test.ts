@@ -287,6 +287,32 @@ describe('the default location: always exactly one', () => {
     sysId = systemLocationId(T.tenantId);
   });
 
+  test("can't-create / can't-update: the default cannot be inactive; nothing is written", async () => {
+    const before = await storedLocations(T);
+    const refused = await call('POST', '/locations', { name: `${P} inactive default`, type: 'location', status: 'inactive', isDefault: true }, T);
+    err(refused, 400, "bad-request/can't-create");
+    expect(refused.body.field).toBe('status');
+    expect(await storedLocations(T)).toEqual(before);
+    await expectOneDefault(T, sysId);
+
+    const x = await create({}, T);
+    // made default and inactive in one PUT
+    err(await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: true }, T), 400, "bad-request/can't-update");
+    await expectOneDefault(T, sysId);
+    expect((await call('GET', `/locations/${x.id}`, undefined, T)).body.status).toBe('active');
+    // the current default made inactive
+    expect((await call('POST', `/locations/${x.id}/set-default`, undefined, T)).status).toBe(200);
+    const res = await call('PUT', `/locations/${x.id}`, { status: 'inactive', name: 'renamed' }, T);
+    err(res, 400, "bad-request/can't-update");
+    expect(res.body.message).toContain('set-default');
+    expect((await call('GET', `/locations/${x.id}`, undefined, T)).body).toMatchObject({ status: 'active', isDefault: true, name: x.name });
+    // handing the default back in the same PUT is fine
+    const ok = await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: false }, T);
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ status: 'inactive', isDefault: false });
+    await expectOneDefault(T, sysId);
+  });
+
   test('set-default moves the default; PUT isDefault false hands it back to the system location', async () => {
     const x = await create({}, T);
     const y = await create({}, T);
@@ -408,6 +434,15 @@ describe('DELETE /locations/{id}', () => {
     const loc = await create();
     await deps.db.collection('stock_levels').insertOne({ _id: `${B.tenantId}:${loc.id}:X` as never, tenantId: B.tenantId, sku: 'X', locationId: loc.id, onHand: 9 });
     expect((await call('DELETE', `/locations/${loc.id}`)).status).toBe(200);
+  });
+
+  test("a location managed by an integration → PUT 400 bad-request/can't-update, nothing changed", async () => {
+    const loc = await create();
+    await deps.db.collection('locations').updateOne({ _id: loc.id as never }, { $set: { managedBy: 'hdl_test' } });
+    const res = await call('PUT', `/locations/${loc.id}`, { name: 'mine now' });
+    err(res, 400, "bad-request/can't-update");
+    expect(res.body.message).toContain('hdl_test');
+    expect((await call('GET', `/locations/${loc.id}`)).body).toMatchObject({ name: loc.name, managedBy: 'hdl_test' });
   });
 
   test("a location managed by an integration → 400 bad-request/can't-delete", async () => {
