@@ -60,7 +60,8 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       const target = { endpointUrl: channel.settings.endpointUrl, secret: channels.signingSecret(channel), timeoutMs: channel.settings.timeoutMs ?? 15_000 };
       const cancelled = Context.current().cancellationSignal;
       const spacingMs = channel.settings.rateLimitPerSecond ? 1000 / channel.settings.rateLimitPerSecond : 0;
-      let nextSlot = Date.now();
+      // the first send waits one interval too: the previous batch's last send may have just left
+      let nextSlot = Date.now() + spacingMs;
       const beat = setInterval(() => heartbeat(), 2000);
       try {
         const results = await mapLimit(docs, channel.settings.concurrency ?? 4, async (p) => {

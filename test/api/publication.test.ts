@@ -30,8 +30,8 @@ afterAll(async () => {
   await deps.close();
 });
 
-async function channel(o: { type?: string; status?: string; endpointUrl?: string } = {}) {
-  const res = await http(apiUrl, 'POST', '/channels', { key, body: { name: `Channel ${++n}`, type: o.type ?? 'custom', ...(o.status ? { status: o.status } : {}), settings: { endpointUrl: o.endpointUrl ?? server.url }, secret: SECRET } });
+async function channel(o: { type?: string; status?: string; endpointUrl?: string; settings?: Record<string, unknown> } = {}) {
+  const res = await http(apiUrl, 'POST', '/channels', { key, body: { name: `Channel ${++n}`, type: o.type ?? 'custom', ...(o.status ? { status: o.status } : {}), settings: { endpointUrl: o.endpointUrl ?? server.url, ...o.settings }, secret: SECRET } });
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
@@ -78,6 +78,19 @@ test('sync: a small selection answers 201 with a result per product; signed PUTs
   const read = await http(apiUrl, 'GET', `/products/${items[0].id}`, { key });
   expect(read.body.bindings).toEqual([expect.objectContaining({ channelId: ch, handle: `ch-${items[0].sku.toLowerCase()}`, type: 'custom', syncStatus: 'synced', lastError: null })]);
   expect((await http(apiUrl, 'GET', `/products/export/${res.body.jobId}`, { key })).body).toMatchObject({ status: 'completed', published: 3, failed: 0 });
+});
+
+test('rateLimitPerSecond spaces the PUTs to the channel, whatever the concurrency', async () => {
+  const ch = await channel({ settings: { rateLimitPerSecond: 5, concurrency: 4 } });
+  const items = [await product(), await product(), await product(), await product(), await product(), await product()];
+  const res = await publish({ channelId: ch, mode: 'selected', productIds: items.map((i) => i.sku) });
+  expect(res.status).toBe(201);
+  expect(res.body.results.every((r: { success: boolean }) => r.success)).toBe(true);
+  const at = server.received.filter((r) => items.some((i) => i.sku === r.sku)).map((r) => r.at).sort((a, b) => a - b);
+  expect(at).toHaveLength(6);
+  // 5 per second: one every 200 ms (arrivals jitter by a few ms on a loaded machine)
+  for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(150);
+  expect(at[5] - at[0]).toBeGreaterThanOrEqual(950);
 });
 
 test('a product the channel refuses: 400 PRODUCT_EXPORT_FAILED with the channel message per product; its binding keeps the error', async () => {
