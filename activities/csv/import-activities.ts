@@ -22,7 +22,6 @@ export interface ImportJobRef {
 const MAX_CHUNK_JSON = 4 * 1024 * 1024;
 
 export interface StageResult {
-  groups: number;
   /** The staged chunks, [first product, end): each is one importChunk. */
   chunks: [number, number][];
   totalRows: number;
@@ -66,10 +65,10 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
         await put(json.slice(start), first + start);
         heartbeat(first);
       };
-      const none = { groups: 0, chunks: [], totalRows: 0, structuralErrors: [], exceedsRowCap: false, exceedsVariantCap: false };
+      const none = { chunks: [], totalRows: 0, structuralErrors: [], exceedsRowCap: false, exceedsVariantCap: false };
       try {
         const read = await streamProducts(open, layoutFor(ref.config.format), ref.config.mappings, ASYNC_LIMITS, stage, ref.chunkSize);
-        return { ...none, groups: read.products, chunks, totalRows: read.rows, exceedsRowCap: read.exceedsRowCap, exceedsVariantCap: read.exceedsVariantCap };
+        return { ...none, chunks, totalRows: read.rows, exceedsRowCap: read.exceedsRowCap, exceedsVariantCap: read.exceedsVariantCap };
       } catch (err) {
         if (err instanceof AppError) return { ...none, structuralErrors: [err.message] };
         throw err;

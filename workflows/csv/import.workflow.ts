@@ -1,6 +1,7 @@
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { ImportConfig } from '../../shared/csv/jobs';
+import { mapLimit } from '../../shared/concurrency';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
@@ -23,21 +24,13 @@ export interface ImportProgress {
 export const importProgress = defineQuery<ImportProgress>('progress');
 
 /**
- * Chunks applied at once. Two overlap one chunk's planning (validation, in the worker) with
- * another's writes (in the database), which on a 2-core machine takes a third off the run.
- * A product's rows are all in one chunk; a SKU two products of one file both give is claimed by
- * one of them, the other's rows fail, as when chunks run one by one.
+ * Chunks applied at once (deterministic: the order comes from the history). Two overlap one
+ * chunk's planning (validation, in the worker) with another's writes (in the database), which on
+ * a 2-core machine takes a third off the run. A product's rows are all in one chunk; a SKU two
+ * products of one file both give is claimed by one of them, the other's rows fail, as when chunks
+ * run one by one.
  */
 const CHUNKS_IN_FLIGHT = 2;
-
-/** Runs `run` over the chunks, at most CHUNKS_IN_FLIGHT at once (deterministic: the order comes from the history). */
-async function eachChunk(chunks: [number, number][], run: (chunk: [number, number]) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < chunks.length) await run(chunks[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, lane));
-}
 
 export interface CsvImportInput {
   tenantId: string;
@@ -67,13 +60,12 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
   if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
   if (staged.exceedsVariantCap) structuralErrors.push('a product has more rows (variants) than the cap');
 
-  const chunks = staged.chunks;
 
   // skipErrorRows false: a dry pass first; one bad row means nothing is written
   let write = structuralErrors.length === 0;
   if (write && !input.config.skipErrorRows) {
     let failed = 0;
-    await eachChunk(chunks, async ([from, to]) => {
+    await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
       failed += (await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: true })).failed;
     });
     write = failed === 0;
@@ -84,7 +76,7 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
     }
   }
   if (write) {
-    await eachChunk(chunks, async ([from, to]) => {
+    await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
       const c = await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: false });
       p.created += c.created;
       p.updated += c.updated;
