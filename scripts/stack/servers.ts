@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 /**
  * The embedded servers, each built once from a pinned Go module into a cache directory outside
@@ -14,6 +14,9 @@ import { join, resolve } from 'node:path';
  *   upstream's cmd/ferretdb panics when built outside its repository (no version.txt). We build a
  *   small main of ours over FerretDB's embeddable package (scripts/servers/ferretdb, go.sum pinned),
  *   which also makes each write command atomic (serialize.go). Its cache key hashes that module.
+ *   Files under its `_overlay/` replace or add files of the FerretDB module at build time (a
+ *   patched copy of the module replaces it): the SQLite backend pushes query filters down into
+ *   SQL (_overlay/internal/backends/sqlite/prefilter.go).
  * - MinIO: the commit of RELEASE.2025-10-15T17-29-55Z is not served; the proxy serves one newer
  *   commit (2026-02-12, 7aac2a2c5b7c), which we pin instead.
  */
@@ -24,23 +27,67 @@ export interface ServerBuild {
   /** `go install <target>` run in `dir` (the repo root unless a module of ours is used). */
   target: string;
   dir?: string;
+  /** Module whose files `<dir>/_overlay/<path in module>` replace or add to at build time. */
+  patchModule?: string;
 }
 
 const ROOT = resolve(__dirname, '..', '..');
 const FERRETDB_MODULE = join(ROOT, 'scripts', 'servers', 'ferretdb');
 
-/** Our FerretDB main changes with our code, so its cache key carries a hash of the module's files. */
+/** Files of a directory tree, as paths relative to it, sorted. */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath ?? e.path, e.name)))
+    .sort();
+}
+
+/** Our FerretDB main changes with our code, so its cache key carries a hash of the module's files and overlay. */
 function moduleHash(dir: string): string {
   const hash = createHash('sha256');
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum').sort()) {
     hash.update(name).update(readFileSync(join(dir, name)));
   }
+  for (const name of filesUnder(join(dir, OVERLAY))) hash.update(name).update(readFileSync(join(dir, OVERLAY, name)));
   return hash.digest('hex').slice(0, 10);
+}
+
+const OVERLAY = '_overlay';
+
+/**
+ * Go refuses `-overlay` for files in its module cache, so the module to patch is copied next to
+ * the build, the files under `<dir>/_overlay/` (paths inside that module) are laid over the copy,
+ * and the build uses a go.mod that replaces the module with the copy; returns that go.mod's path.
+ */
+function patchedModFile(go: string, server: ServerBuild, scratch: string): string {
+  const dir = server.dir ?? ROOT;
+  const info = JSON.parse(execFileSync(go, ['mod', 'download', '-json', server.patchModule!], { cwd: dir, encoding: 'utf8' }));
+  if (!info.Dir) throw new Error(`go mod download ${server.patchModule} gave no directory: ${JSON.stringify(info)}`);
+  const copy = join(scratch, 'patched-module');
+  cpSync(info.Dir, copy, { recursive: true });
+  // the module cache is read-only, and so is the copy: open it up to patch and later delete it
+  chmodSync(copy, 0o755);
+  for (const e of readdirSync(copy, { recursive: true, withFileTypes: true })) {
+    chmodSync(join(e.parentPath ?? e.path, e.name), e.isDirectory() ? 0o755 : 0o644);
+  }
+  for (const name of filesUnder(join(dir, OVERLAY))) cpSync(join(dir, OVERLAY, name), join(copy, name));
+  const modFile = join(scratch, 'go.mod');
+  writeFileSync(modFile, `${readFileSync(join(dir, 'go.mod'), 'utf8')}\nreplace ${server.patchModule} => ${copy}\n`);
+  cpSync(join(dir, 'go.sum'), join(scratch, 'go.sum'));
+  return modFile;
 }
 
 export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
   temporal: { name: 'temporal', version: 'v1.5.1', binary: 'temporal', target: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' },
-  ferretdb: { name: 'ferretdb', version: `v1.24.2-${moduleHash(FERRETDB_MODULE)}`, binary: 'ferretdb', target: '.', dir: FERRETDB_MODULE },
+  ferretdb: {
+    name: 'ferretdb',
+    version: `v1.24.2-${moduleHash(FERRETDB_MODULE)}`,
+    binary: 'ferretdb',
+    target: '.',
+    dir: FERRETDB_MODULE,
+    patchModule: 'github.com/FerretDB/FerretDB',
+  },
   minio: {
     name: 'minio',
     version: 'v0.0.0-20260212201848-7aac2a2c5b7c',
@@ -88,7 +135,8 @@ export function ensureServerBuilt(server: ServerBuild, log: (line: string) => vo
   log(`building ${server.name} ${server.version} (once; cached in ${toolsDir()}) …`);
   const started = Date.now();
   try {
-    execFileSync(go, ['install', server.target], {
+    const modFile = server.patchModule ? [`-modfile=${patchedModFile(go, server, scratch)}`] : [];
+    execFileSync(go, ['install', ...modFile, server.target], {
       cwd: server.dir ?? ROOT,
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, GOBIN: scratch, GOFLAGS: '-buildvcs=false', CGO_ENABLED: process.env.CGO_ENABLED ?? '1' },
