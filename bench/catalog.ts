@@ -24,7 +24,8 @@
  *
  * Environment: BENCH_PRODUCTS (50000), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2),
  * BENCH_CONNECTIONS (32), BENCH_TIMEOUT_SECONDS (60, per request), BENCH_SETTLE_SECONDS (1800, the
- * longest wait for idle between runs), BENCH_KEEP_DATA=1 to keep the temporary data directory.
+ * longest wait for idle between runs), BENCH_KEEP_DATA=1 to keep the temporary data directory,
+ * BENCH_READS (id,list,count: which reads to run).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -62,6 +63,8 @@ const SETTLE_SECONDS = intEnv('BENCH_SETTLE_SECONDS', 1800);
 /** The warm-up only has to compile code and open connections; few connections leave little work behind. */
 const WARMUP_CONNECTIONS = Math.min(4, CONNECTIONS);
 const KEEP_DATA = process.env.BENCH_KEEP_DATA === '1';
+/** Which reads to run: any of id, list, count (all by default). */
+const READS = new Set((process.env.BENCH_READS || 'id,list,count').split(',').map((s) => s.trim()));
 const BATCH = 1000;
 /** How many product ids GET /products/{id} rotates through (spread over the whole catalog). */
 const ID_SAMPLE = 1000;
@@ -627,23 +630,26 @@ async function main(): Promise<number> {
     console.log(`Checked: a seeded product and its SKU claims read back through the API; the list returns ${listed} products of ${LIST_BRAND}; "${COUNT_TERM}" counts ${counted}; the baseline agrees`);
 
     const auth = { authorization: `Bearer ${key.key}` };
-    const reads: { read: string; ours: Load; base: Load }[] = [
+    const reads: { name: string; read: string; ours: Load; base: Load }[] = [
       {
+        name: 'id',
         read: 'GET /products/{id}',
         ours: { paths: seeded.sample.map((s) => `/products/${s.id}`), headers: auth },
         base: { paths: seeded.sample.map((s) => `/p/${s.id}`) },
       },
       {
+        name: 'list',
         read: `GET /products?status=active&brands=${LIST_BRAND}&limit=50`,
         ours: { path: listPath(), headers: auth },
         base: { path: `/list?status=active&brands=${encodeURIComponent(LIST_BRAND)}&limit=50` },
       },
       {
+        name: 'count',
         read: `GET /products/count?q=${COUNT_TERM}`,
         ours: { path: countPath(), headers: auth },
         base: { path: `/count?q=${encodeURIComponent(COUNT_TERM)}` },
       },
-    ];
+    ].filter((r) => READS.has(r.name));
 
     const serverErrors = (side: 'ours' | 'baseline') => (side === 'ours' ? apiServerErrors(stack!) : baseline!.serverErrors());
     /** One autocannon run, then the wait for idle; 500s the server logged meanwhile count for the run. */

@@ -53,9 +53,10 @@ export class TenantCollection<T extends TenantDoc> {
   }
 
   /**
-   * A lookup by `_id` alone asks the database for `{_id}` and checks the tenant here: FerretDB
-   * answers a filter of exactly `{_id}` from its primary key and scans the whole collection for
-   * anything more, while the result is the same (another tenant's document is still not found).
+   * A lookup by `_id` alone asks the database for `{_id}` and checks the tenant here: a filter of
+   * exactly `{_id}` is FerretDB's cheapest query (its own primary-key path; anything more goes
+   * through our build's filter pushdown), while the result is the same (another tenant's
+   * document is still not found).
    */
   async findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null> {
     const keys = Object.keys(filter).filter((k) => k !== 'tenantId');

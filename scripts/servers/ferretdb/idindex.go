@@ -26,11 +26,10 @@ type idIndexes struct {
 	done   map[string]bool // "<file>|<table>"
 	dbs    map[string]*sql.DB
 	last   time.Time
-	stats  tableStats
 }
 
 func newIDIndexes(dir string, logger *slog.Logger) *idIndexes {
-	return &idIndexes{dir: dir, logger: logger, done: map[string]bool{}, dbs: map[string]*sql.DB{}, stats: tableStats{rows: map[string]int64{}}}
+	return &idIndexes{dir: dir, logger: logger, done: map[string]bool{}, dbs: map[string]*sql.DB{}}
 }
 
 // afterWrite is called with the front door's write lock held (no FerretDB command runs): it
@@ -47,16 +46,6 @@ func (x *idIndexes) afterWrite(command string) {
 	for _, file := range files {
 		if err := x.ensure(file); err != nil {
 			x.logger.Warn("cannot add _id lookup index", "file", file, "error", err)
-		}
-	}
-	if time.Since(x.stats.last) >= statsInterval {
-		x.stats.last = time.Now()
-		for _, file := range files {
-			if db := x.dbs[file]; db != nil {
-				if err := x.stats.refresh(db, file); err != nil {
-					x.logger.Warn("cannot refresh planner statistics", "file", file, "error", err)
-				}
-			}
 		}
 	}
 }
