@@ -21,6 +21,12 @@ export interface ApiKeyRecord {
   scopes: Scope[];
   createdAt: Date;
   revokedAt: Date | null;
+  /**
+   * The tenant's suspension, copied onto each of its keys so that authenticating a key is one
+   * read (Tenancy.setTenantStatus keeps it). Keys stored before the field existed lack it; for
+   * them the tenant is read.
+   */
+  tenantSuspended?: boolean;
 }
 
 /** Access and refresh tokens minted from a key by POST /auth/token. */

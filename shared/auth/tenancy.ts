@@ -85,13 +85,26 @@ export class Tenancy {
     return this.tenants.find({}).sort({ createdAt: 1 }).toArray();
   }
 
+  /**
+   * Suspends or resumes a tenant, on its record and on each of its keys (what authentication
+   * reads). Without transactions the writes are ordered so that an interruption leaves keys
+   * refusing, never admitting: suspending flags the keys before the tenant and once more after
+   * (a key issued meanwhile, see issueKey); resuming clears them only after the tenant. Running
+   * it again completes an interrupted change.
+   */
   async setTenantStatus(tenantId: string, status: TenantRecord['status']): Promise<TenantRecord | null> {
-    return this.tenants.findOneAndUpdate({ _id: tenantId }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
+    const suspended = status !== 'active';
+    const flagKeys = () => this.keys.updateMany({ tenantId }, { $set: { tenantSuspended: suspended } });
+    if (suspended) await flagKeys();
+    const tenant = await this.tenants.findOneAndUpdate({ _id: tenantId }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
+    if (tenant) await flagKeys();
+    return tenant;
   }
 
   /** Issues a key; the returned `key` is the only time the secret exists outside the caller's hands. */
   async issueKey(tenantId: string, scopes: Scope[], name = 'default'): Promise<PublicKey & { key: string }> {
-    if (!(await this.getTenant(tenantId))) throw new Error(`No tenant ${tenantId}`);
+    const tenant = await this.getTenant(tenantId);
+    if (!tenant) throw new Error(`No tenant ${tenantId}`);
     const key = newSecret(KEY_PREFIX);
     const record: ApiKeyRecord = {
       _id: newId('key'),
@@ -102,8 +115,15 @@ export class Tenancy {
       scopes: [...new Set(scopes)],
       createdAt: new Date(),
       revokedAt: null,
+      tenantSuspended: tenant.status !== 'active',
     };
     await this.keys.insertOne(record);
+    // A suspension or resumption running meanwhile may have flagged the tenant's keys before this
+    // one existed: read the tenant again. Either that read sees the new status, or the change
+    // had not reached the tenant yet and flags the keys again afterwards, this one included.
+    const now = await this.getTenant(tenantId);
+    const suspended = now?.status !== 'active';
+    if (suspended !== record.tenantSuspended) await this.keys.updateOne({ _id: record._id }, { $set: { tenantSuspended: suspended } });
     return { ...publicKey(record), key };
   }
 
@@ -128,7 +148,11 @@ export class Tenancy {
     let via: Principal['via'] = 'key';
     if (credential.startsWith(`${KEY_PREFIX}_`)) {
       const key = await this.keys.findOne({ hash: hashSecret(credential) });
-      if (key && !key.revokedAt) principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes) };
+      if (!key || key.revokedAt) return 'invalid';
+      principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes) };
+      // the key says whether its tenant is suspended (setTenantStatus): one read, not two
+      if (key.tenantSuspended === true) return 'suspended';
+      if (key.tenantSuspended === false) return { ...principal, via };
     } else if (credential.startsWith(`${ACCESS_PREFIX}_`)) {
       via = 'token';
       const token = await this.tokens.findOne({ _id: hashSecret(credential), kind: 'access' });

@@ -90,3 +90,44 @@ describe.each(AREAS)('$area area', ({ area, prefix, read, write, notFound }) => 
     expectError(await http(app.url, 'GET', `${prefix}/probe/never-created`, { key: tenantB.key }), 404, notFound, area);
   });
 });
+
+/**
+ * A key carries its tenant's suspension (one read per authentication); Tenancy.setTenantStatus
+ * and issueKey keep it right, also when they run at the same time.
+ */
+describe('suspension carried on keys', () => {
+  const path = '/orders/probe/none';
+  const status = async (key: string) => (await http(app.url, 'GET', path, { key })).status;
+
+  test('a key issued while the tenant is suspended refuses, and works once resumed', async () => {
+    const t = await deps.tenantWithKey();
+    await deps.tenancy.setTenantStatus(t.tenantId, 'suspended');
+    const late = await deps.tenancy.issueKey(t.tenantId, ['orders:read']);
+    expect(await status(late.key)).toBe(403);
+    expect(await status(t.key)).toBe(403);
+    await deps.tenancy.setTenantStatus(t.tenantId, 'active');
+    expect(await status(late.key)).toBe(404); // through auth: the probe does not exist
+    expect(await status(t.key)).toBe(404);
+  });
+
+  test('keys issued during a suspension or a resumption end up agreeing with the tenant', async () => {
+    const t = await deps.tenantWithKey();
+    for (let round = 0; round < 6; round++) {
+      const target = round % 2 === 0 ? 'suspended' : 'active';
+      const [, ...issued] = await Promise.all([
+        deps.tenancy.setTenantStatus(t.tenantId, target),
+        ...Array.from({ length: 4 }, () => deps.tenancy.issueKey(t.tenantId, ['orders:read'])),
+      ]);
+      const want = target === 'suspended' ? 403 : 404;
+      for (const k of [t, ...issued]) expect(await status(k.key)).toBe(want);
+    }
+  });
+
+  test('a key stored before keys carried the suspension still honours it (the tenant is read)', async () => {
+    const t = await deps.tenantWithKey();
+    await deps.db.collection('api_keys').updateOne({ _id: t.keyId as never }, { $unset: { tenantSuspended: '' } });
+    expect(await status(t.key)).toBe(404);
+    await deps.db.collection('tenants').updateOne({ _id: t.tenantId as never }, { $set: { status: 'suspended' } });
+    expect(await status(t.key)).toBe(403);
+  });
+});
