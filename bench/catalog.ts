@@ -25,7 +25,8 @@
  * Environment: BENCH_PRODUCTS (50000), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2),
  * BENCH_CONNECTIONS (32), BENCH_TIMEOUT_SECONDS (60, per request), BENCH_SETTLE_SECONDS (1800, the
  * longest wait for idle between runs), BENCH_KEEP_DATA=1 to keep the temporary data directory,
- * BENCH_READS (id,list,count: which reads to run).
+ * BENCH_READS (id,list,count: which reads to run), BENCH_SECONDS_ID / _LIST / _COUNT (one read's
+ * run length, when its requests take much longer than the others').
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -63,6 +64,9 @@ const SETTLE_SECONDS = intEnv('BENCH_SETTLE_SECONDS', 1800);
 /** The warm-up only has to compile code and open connections; few connections leave little work behind. */
 const WARMUP_CONNECTIONS = Math.min(4, CONNECTIONS);
 const KEEP_DATA = process.env.BENCH_KEEP_DATA === '1';
+/** A read's run length: BENCH_SECONDS_<READ> (e.g. BENCH_SECONDS_COUNT) when set, else BENCH_SECONDS. */
+const secondsFor = (read: string) => intEnv(`BENCH_SECONDS_${read.toUpperCase()}`, SECONDS);
+const runLengths = () => ['id', 'list', 'count'].map((r) => `${r} ${secondsFor(r)} s`).join(', ');
 /** Which reads to run: any of id, list, count (all by default). */
 const READS = new Set((process.env.BENCH_READS || 'id,list,count').split(',').map((s) => s.trim()));
 const BATCH = 1000;
@@ -600,7 +604,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   try {
-    console.log(`Catalog read benchmark: ${PRODUCTS.toLocaleString('en-US')} products, ${CONNECTIONS} connections, ${SECONDS} s per run`);
+    console.log(`Catalog read benchmark: ${PRODUCTS.toLocaleString('en-US')} products, ${CONNECTIONS} connections, ${runLengths()} per run`);
     console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
 
     let t = Date.now();
@@ -698,7 +702,8 @@ async function main(): Promise<number> {
     const rows: Row[] = [];
     for (const r of reads) {
       console.log(`Measuring ${r.read} …`);
-      const [ours, base] = [await run('ours', r.ours, SECONDS, CONNECTIONS, 'ours'), await run('baseline', r.base, SECONDS, CONNECTIONS, 'baseline')];
+      const seconds = secondsFor(r.name);
+      const [ours, base] = [await run('ours', r.ours, seconds, CONNECTIONS, 'ours'), await run('baseline', r.base, seconds, CONNECTIONS, 'baseline')];
       for (const [side, m] of [['ours', ours], ['baseline', base]] as const) {
         console.log(
           `  ${side}: ${fmt(m.rps)} req/s, p50 ${m.total ? m.p50 : '—'} ms, p99 ${m.total ? m.p99 : '—'} ms, ${m.total}/${m.sent} answered, ${failures(m)} failed; busy ${m.settle.toFixed(1)} s after; FerretDB ${m.ferretdbCpuMs?.toFixed(0) ?? '—'} ms CPU per request${m.sweep ? `; token sweep ${m.sweep === 'run' ? 'during' : 'after'} the run` : ''}`,
@@ -715,7 +720,7 @@ async function main(): Promise<number> {
       '',
       `- started ${startedAt.toISOString()}, finished ${new Date().toISOString()}`,
       `- ${PRODUCTS.toLocaleString('en-US')} products (2 variants each, ${PRODUCTS * 3} SKU claims) in one tenant, seeded in ${seeded.seconds.toFixed(1)} s; the list read matches ${listed} products (limit 50), the count read counts ${counted}`,
-      `- autocannon ${CONNECTIONS} connections, ${SECONDS} s per run, after a ${WARMUP_SECONDS} s warm-up per read and side at ${WARMUP_CONNECTIONS} connections; per-request timeout ${TIMEOUT_SECONDS} s; servers idle again before each run (after the checks: ${verifySettle.toFixed(1)} s)`,
+      `- autocannon ${CONNECTIONS} connections, ${runLengths()} per run, after a ${WARMUP_SECONDS} s warm-up per read and side at ${WARMUP_CONNECTIONS} connections; per-request timeout ${TIMEOUT_SECONDS} s; servers idle again before each run (after the checks: ${verifySettle.toFixed(1)} s)`,
       `- machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}`,
       `- load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')} (other work may share the machine)`,
       '- ours: the API process (Koa, auth, validation, presentation) over the embedded FerretDB; baseline: a bare node:http server with the raw driver, in the benchmark process (which also runs autocannon)',
