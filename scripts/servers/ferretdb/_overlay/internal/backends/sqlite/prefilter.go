@@ -30,7 +30,7 @@ import (
 //     branches of their own so that an index serves several fields at once (see render);
 //   - {f: /literal/} and {f: /literal/i} for any path: the document's JSON text contains the
 //     literal (LIKE for i, instr otherwise). That still reads every row, but SQLite does it
-//     fifty times faster than FerretDB decodes documents;
+//     twenty times faster than FerretDB decodes documents (0.8 s against 20 s at 50,000);
 //   - $and of those (AND), $or (OR, only when every branch gives a condition).
 //
 // Values are compared as the JSON text sjson writes, so only values whose JSON form is certain
