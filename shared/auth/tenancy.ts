@@ -121,8 +121,8 @@ export class Tenancy {
     // A suspension or resumption running meanwhile may have flagged the tenant's keys before this
     // one existed: read the tenant again. Either that read sees the new status, or the change
     // had not reached the tenant yet and flags the keys again afterwards, this one included.
-    const now = await this.getTenant(tenantId);
-    const suspended = now?.status !== 'active';
+    const current = await this.getTenant(tenantId);
+    const suspended = current?.status !== 'active';
     if (suspended !== record.tenantSuspended) await this.keys.updateOne({ _id: record._id }, { $set: { tenantSuspended: suspended } });
     return { ...publicKey(record), key };
   }

@@ -65,8 +65,10 @@ export function presignDownload(s3: S3Client, bucket: string, key: string, filen
   return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: key, ResponseContentDisposition: `attachment; filename="${filename}"` }), { expiresIn });
 }
 
-/** Products of an async import, parsed once and staged, so chunks can be applied (and retried) one by one. */
-/** A chunk of an import's products, staged as one document: a chunk costs one read. */
+/**
+ * A chunk of an async import's products, parsed once and staged as one document, so chunks can be
+ * applied (and retried) one by one, each for one read.
+ */
 export interface StagedChunk {
   _id: string; // `${jobId}:${index}`
   tenantId: string;

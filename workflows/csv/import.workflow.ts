@@ -60,7 +60,6 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
   if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
   if (staged.exceedsVariantCap) structuralErrors.push('a product has more rows (variants) than the cap');
 
-
   // skipErrorRows false: a dry pass first; one bad row means nothing is written
   let write = structuralErrors.length === 0;
   if (write && !input.config.skipErrorRows) {
