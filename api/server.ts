@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   await ensureIndexes(mongo.db);
   const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
   const s3 = createS3Client(config.s3);
-  const tenancy = new Tenancy(mongo.db);
+  const tenancy = new Tenancy(mongo.db, { cache: true });
   const jobs = new Jobs(temporal, config.taskQueue);
   const app = createApp({ config, db: mongo.db, tenancy, temporal, jobs, s3, log });
 
@@ -28,6 +28,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     log.info({ signal }, 'api stopping');
     clearInterval(sweep);
+    tenancy.close();
     server.close(async () => {
       await temporal.connection.close();
       await mongo.client.close();

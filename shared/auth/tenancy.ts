@@ -3,6 +3,7 @@ import type { Db } from 'mongodb';
 import { newId, newSecret } from '../ids';
 import { systemCollection } from '../db/tenant-db';
 import { apiKeys, authTokens, tenants, type ApiKeyRecord, type TenantRecord } from './collections';
+import { AuthCache, announceAuthChange } from './auth-cache';
 import type { Scope } from './scopes';
 
 /**
@@ -51,7 +52,20 @@ function publicKey(k: ApiKeyRecord): PublicKey {
 }
 
 export class Tenancy {
-  constructor(private readonly db: Db) {}
+  private readonly cache?: AuthCache<Principal>;
+
+  /** `cache`: remember admitted credentials (the API process; see auth-cache.ts). */
+  constructor(
+    private readonly db: Db,
+    options: { cache?: boolean } = {},
+  ) {
+    if (options.cache) this.cache = new AuthCache(db);
+  }
+
+  /** Stops the cache's polling (the API at shutdown, tests). */
+  close(): void {
+    this.cache?.close();
+  }
 
   private get tenants() {
     return systemCollection(this.db, tenants);
@@ -90,7 +104,8 @@ export class Tenancy {
    * reads). Without transactions the writes are ordered so that an interruption leaves keys
    * refusing, never admitting: suspending flags the keys before the tenant and once more after
    * (a key issued meanwhile, see issueKey); resuming clears them only after the tenant. Running
-   * it again completes an interrupted change.
+   * it again completes an interrupted change. A suspension returns once no API process admits
+   * the tenant's keys from its cache.
    */
   async setTenantStatus(tenantId: string, status: TenantRecord['status']): Promise<TenantRecord | null> {
     const suspended = status !== 'active';
@@ -98,6 +113,7 @@ export class Tenancy {
     if (suspended) await flagKeys();
     const tenant = await this.tenants.findOneAndUpdate({ _id: tenantId }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
     if (tenant) await flagKeys();
+    if (tenant && suspended) await announceAuthChange(this.db);
     return tenant;
   }
 
@@ -132,37 +148,50 @@ export class Tenancy {
     return rows.map(publicKey);
   }
 
-  /** Revokes a key and every token minted from it. Idempotent. */
+  /** Revokes a key and every token minted from it; returns once no API process admits them. Idempotent. */
   async revokeKey(keyId: string): Promise<PublicKey | null> {
     // Guarded so a second revoke keeps the first revocation time.
     await this.keys.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
     const key = await this.keys.findOne({ _id: keyId });
     if (!key) return null;
     await this.tokens.deleteMany({ keyId });
+    await announceAuthChange(this.db);
     return publicKey(key);
   }
 
   /** Resolves a bearer credential (an API key or an access token) to its principal. */
   async authenticate(credential: string): Promise<Principal | AuthFailure> {
-    let principal: Omit<Principal, 'via'> | null = null;
-    let via: Principal['via'] = 'key';
+    const hash = hashSecret(credential);
+    const cached = this.cache?.get(hash);
+    if (cached) return cached;
+    const generation = this.cache?.generation ?? 0;
+    const result = await this.lookUp(credential, hash);
+    if (typeof result !== 'string') this.cache?.set(generation, hash, result.principal, result.expiresAt);
+    return typeof result === 'string' ? result : result.principal;
+  }
+
+  private async lookUp(credential: string, hash: string): Promise<{ principal: Principal; expiresAt?: Date } | AuthFailure> {
+    let principal: Principal | null = null;
+    let expiresAt: Date | undefined;
     if (credential.startsWith(`${KEY_PREFIX}_`)) {
-      const key = await this.keys.findOne({ hash: hashSecret(credential) });
+      const key = await this.keys.findOne({ hash });
       if (!key || key.revokedAt) return 'invalid';
-      principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes) };
+      principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes), via: 'key' };
       // the key says whether its tenant is suspended (setTenantStatus): one read, not two
       if (key.tenantSuspended === true) return 'suspended';
-      if (key.tenantSuspended === false) return { ...principal, via };
+      if (key.tenantSuspended === false) return { principal };
     } else if (credential.startsWith(`${ACCESS_PREFIX}_`)) {
-      via = 'token';
-      const token = await this.tokens.findOne({ _id: hashSecret(credential), kind: 'access' });
-      if (token && token.expiresAt > new Date()) principal = { tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes) };
+      const token = await this.tokens.findOne({ _id: hash, kind: 'access' });
+      if (token && token.expiresAt > new Date()) {
+        principal = { tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes), via: 'token' };
+        expiresAt = token.expiresAt;
+      }
     }
     if (!principal) return 'invalid';
     const tenant = await this.getTenant(principal.tenantId);
     if (!tenant) return 'invalid';
     if (tenant.status !== 'active') return 'suspended';
-    return { ...principal, via };
+    return { principal, expiresAt };
   }
 
   /** Mints an access token and a refresh token with the principal's tenant and scopes. */

@@ -1,5 +1,6 @@
 import type { CollectionDef } from './collection';
 import { apiKeys, authTokens, tenants } from '../auth/collections';
+import { authState } from '../auth/auth-cache';
 import { jobs } from '../jobs/collection';
 import { products, productSkus } from '../products/collections';
 import { orderComments, orders } from '../orders/collections';
@@ -17,4 +18,4 @@ import { publicationItems, publicationLocks } from '../publication/publication';
 import { channels } from '../channels/channels';
 
 /** Every collection the service uses; their indexes are created at start-up. */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, adjustments, counts, lotCosts, transfers, publicationItems, publicationLocks, channels];
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, authState, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, adjustments, counts, lotCosts, transfers, publicationItems, publicationLocks, channels];

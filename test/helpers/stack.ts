@@ -69,10 +69,13 @@ export class TestDeps {
 
   /** The API app over these connections, listening on a free port (for routes only tests declare). */
   async serveApp(routes: RouteSpec[] = allRoutes): Promise<{ url: string; close: () => Promise<void> }> {
+    // the app's own Tenancy with its credential cache, as in the API process; `this.tenancy`
+    // changes keys and tenants as the admin CLI does, from outside
+    const tenancy = new Tenancy(this.db, { cache: true });
     const deps: AppDeps = {
       config: this.config,
       db: this.db,
-      tenancy: this.tenancy,
+      tenancy,
       temporal: this.temporal,
       jobs: new Jobs(this.temporal, this.config.taskQueue),
       s3: this.s3,
@@ -81,7 +84,11 @@ export class TestDeps {
     const server: Server = createApp(deps, routes).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
-    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+    const close = () => {
+      tenancy.close();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    };
+    return { url: `http://127.0.0.1:${port}`, close };
   }
 
   async close(): Promise<void> {

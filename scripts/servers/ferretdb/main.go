@@ -58,7 +58,7 @@ func main() {
 		logger.Error("cannot listen", "error", err)
 		os.Exit(1)
 	}
-	go front(ln, socket, newIDIndexes(filepath.Dir(socket), logger), logger)
+	go front(ln, socket, logger)
 	go func() {
 		<-ctx.Done()
 		ln.Close()

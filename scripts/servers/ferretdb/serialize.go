@@ -109,7 +109,7 @@ func commandName(msg []byte) string {
 }
 
 // front accepts clients on ln and forwards each to FerretDB on the unix socket.
-func front(ln net.Listener, socket string, ids *idIndexes, logger *slog.Logger) {
+func front(ln net.Listener, socket string, logger *slog.Logger) {
 	var lock sync.RWMutex
 	for {
 		client, err := ln.Accept()
@@ -127,7 +127,7 @@ func front(ln net.Listener, socket string, ids *idIndexes, logger *slog.Logger) 
 				return
 			}
 			defer upstream.Close()
-			if err := relay(client, upstream, &lock, ids); err != nil && !errors.Is(err, io.EOF) {
+			if err := relay(client, upstream, &lock); err != nil && !errors.Is(err, io.EOF) {
 				logger.Debug("connection closed", "error", err)
 			}
 		}()
@@ -136,7 +136,7 @@ func front(ln net.Listener, socket string, ids *idIndexes, logger *slog.Logger) 
 
 // relay passes requests and replies through, one request at a time per connection (as the
 // driver sends them), holding the shared lock from forwarding a request until its reply is back.
-func relay(client, upstream net.Conn, lock *sync.RWMutex, ids *idIndexes) error {
+func relay(client, upstream net.Conn, lock *sync.RWMutex) error {
 	for {
 		req, err := readMessage(client)
 		if err != nil {
@@ -175,7 +175,6 @@ func relay(client, upstream net.Conn, lock *sync.RWMutex, ids *idIndexes) error 
 		switch {
 		case free:
 		case write:
-			ids.afterWrite(command)
 			lock.Unlock()
 		default:
 			lock.RUnlock()

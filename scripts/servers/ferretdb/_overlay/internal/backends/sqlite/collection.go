@@ -13,9 +13,10 @@
 // limitations under the License.
 
 // PATCHED (backoffice): a copy of FerretDB v1.24.2 internal/backends/sqlite/collection.go, laid
-// over a copy of the module at build time (scripts/stack/servers.ts). The only change: Query
+// over a copy of the module at build time (scripts/stack/servers.ts). The changes: Query
 // and Explain build their WHERE clause with prepareWhereClause (prefilter.go) instead of pushing
-// down nothing but a filter of exactly {_id}. Lines marked PATCHED.
+// down nothing but a filter of exactly {_id}, and lookups by _id use idColumn (prefilter.go), the
+// spelling of the unique index, so they use it. Lines marked PATCHED.
 
 package sqlite
 
@@ -152,7 +153,7 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 		return &res, nil
 	}
 
-	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)
+	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, idColumn) // PATCHED (backoffice): idColumn
 
 	err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
 		for _, doc := range params.Docs {
@@ -215,7 +216,7 @@ func (c *collection) DeleteAll(ctx context.Context, params *backends.DeleteAllPa
 			args[i] = string(must.NotFail(sjson.MarshalSingleValue(id)))
 		}
 
-		column = metadata.IDColumn
+		column = idColumn // PATCHED (backoffice): idColumn, see prefilter.go
 	} else {
 		placeholders = make([]string, len(params.RecordIDs))
 		args = make([]any, len(params.RecordIDs))

@@ -41,12 +41,12 @@ func prepareWhereClause(filter *types.Document) (string, []any) {
 		return "", nil
 	}
 
-	// upstream's own case, unchanged: exactly {_id: string or ObjectId}
+	// upstream's own case: exactly {_id: string or ObjectId}
 	if filter.Len() == 1 {
 		v, _ := filter.Get("_id")
 		switch v.(type) {
 		case string, types.ObjectID:
-			return fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn), []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}
+			return fmt.Sprintf(` WHERE %s = ?`, idColumn), []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}
 		}
 	}
 
@@ -56,6 +56,11 @@ func prepareWhereClause(filter *types.Document) (string, []any) {
 
 	return "", nil
 }
+
+// idColumn is _id spelled as the unique index on it spells it. Upstream looks documents up by
+// metadata.IDColumn (`->'$._id'`), the same value, but SQLite matches index expressions
+// textually, so every find, update or delete by _id scanned the whole table.
+var idColumn = fmt.Sprintf(`%s->%q`, metadata.DefaultColumn, "_id")
 
 type condition struct {
 	sql  string

@@ -1,0 +1,160 @@
+import { AuthCache, FRESH_MS, POLL_MS, announceAuthChange } from '../../shared/auth/auth-cache';
+import { Tenancy, type Principal } from '../../shared/auth/tenancy';
+import { http, TestDeps } from '../helpers/stack';
+
+/**
+ * The API remembers the credentials it admitted (shared/auth/auth-cache.ts). These tests hold
+ * it to the guarantee it must keep: once a revocation or suspension made elsewhere (the admin
+ * CLI, another API process) has returned, nothing it took away is admitted.
+ */
+let deps: TestDeps;
+let app: { url: string; close: () => Promise<void> };
+
+beforeAll(async () => {
+  deps = await TestDeps.open();
+  app = await deps.serveApp();
+});
+
+afterAll(async () => {
+  await app.close();
+  await deps.close();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const path = '/orders/none-such';
+
+describe('Tenancy with a cache', () => {
+  let api: Tenancy;
+  beforeEach(() => {
+    api = new Tenancy(deps.db, { cache: true });
+  });
+  afterEach(() => api.close());
+
+  test('remembers an admitted key, and forgets it when a change is announced', async () => {
+    const t = await deps.tenantWithKey(['orders:read']);
+    expect(await api.authenticate(t.key)).toMatchObject({ tenantId: t.tenantId, keyId: t.keyId });
+    await sleep(POLL_MS * 3); // the first read of the epoch forgets what came before it
+    expect(await api.authenticate(t.key)).toMatchObject({ keyId: t.keyId });
+    // the key's record goes away behind the cache's back: still admitted from memory
+    await deps.db.collection('api_keys').deleteOne({ _id: t.keyId as never });
+    expect(await api.authenticate(t.key)).toMatchObject({ keyId: t.keyId });
+    await announceAuthChange(deps.db);
+    expect(await api.authenticate(t.key)).toBe('invalid');
+  });
+
+  test('never remembers a refusal', async () => {
+    const t = await deps.tenantWithKey(['orders:read']);
+    await deps.db.collection('tenants').updateOne({ _id: t.tenantId as never }, { $set: { status: 'suspended' } });
+    await deps.db.collection('api_keys').updateOne({ _id: t.keyId as never }, { $unset: { tenantSuspended: '' } });
+    expect(await api.authenticate(t.key)).toBe('suspended');
+    await deps.db.collection('tenants').updateOne({ _id: t.tenantId as never }, { $set: { status: 'active' } });
+    expect(await api.authenticate(t.key)).toMatchObject({ keyId: t.keyId });
+  });
+
+  test('an access token is refused from memory once it expires', async () => {
+    const t = await deps.tenantWithKey(['orders:read']);
+    const principal = (await deps.tenancy.authenticate(t.key)) as Principal;
+    const tokens = await deps.tenancy.issueTokens(principal, { accessSeconds: 1, refreshSeconds: 60 });
+    await sleep(POLL_MS * 3);
+    expect(await api.authenticate(tokens.accessToken)).toMatchObject({ via: 'token' });
+    expect(await api.authenticate(tokens.accessToken)).toMatchObject({ via: 'token' });
+    await sleep(1100);
+    expect(await api.authenticate(tokens.accessToken)).toBe('invalid');
+  });
+});
+
+describe('AuthCache', () => {
+  test('a lookup that began before the cache forgot everything is not remembered', async () => {
+    const cache = new AuthCache<string>(deps.db);
+    try {
+      cache.get('warm-up'); // starts the polling
+      await sleep(POLL_MS * 3);
+      const before = cache.generation;
+      cache.set(before, 'kept', 'v');
+      expect(cache.get('kept')).toBe('v');
+      // a change lands while a lookup of 'late' is in flight (the epoch without the wait)
+      await deps.db.collection('auth_state').updateOne({ _id: 'epoch' as never }, { $inc: { value: 1 } }, { upsert: true });
+      await sleep(POLL_MS * 4);
+      cache.get('keeps-polling');
+      expect(cache.get('kept')).toBeUndefined();
+      cache.set(before, 'late', 'stale');
+      expect(cache.get('late')).toBeUndefined();
+      cache.set(cache.generation, 'late', 'fresh');
+      expect(cache.get('late')).toBe('fresh');
+    } finally {
+      cache.close();
+    }
+  });
+
+  test('entries are not used while the epoch has not been read recently', async () => {
+    const cache = new AuthCache<string>(deps.db);
+    try {
+      cache.set(cache.generation, 'early', 'v');
+      expect(cache.get('early')).toBeUndefined(); // no read of the epoch yet
+      await sleep(POLL_MS * 3);
+      cache.set(cache.generation, 'k', 'v');
+      expect(cache.get('k')).toBe('v');
+      cache.close(); // polling stops: the last read ages past FRESH_MS
+      await sleep(FRESH_MS + 50);
+      expect(cache.get('k')).toBeUndefined();
+    } finally {
+      cache.close();
+    }
+  });
+});
+
+describe('through the API, with changes made from outside it', () => {
+  test('a revoked key is refused by the first request after the revocation returns, under load', async () => {
+    const t = await deps.tenantWithKey(['orders:read']);
+    const token = (await http(app.url, 'POST', '/auth/token', { key: t.key })).body.accessToken as string;
+    const seen: { sentAt: number; status: number; credential: 'key' | 'token' }[] = [];
+    let stop = false;
+    const client = async (credential: 'key' | 'token') => {
+      while (!stop) {
+        const sentAt = performance.now();
+        const res = await http(app.url, 'GET', path, { key: credential === 'key' ? t.key : token });
+        seen.push({ sentAt, status: res.status, credential });
+      }
+    };
+    const clients = Promise.all([client('key'), client('key'), client('token'), client('token')]);
+    await sleep(1000);
+    await deps.tenancy.revokeKey(t.keyId);
+    const revokedAt = performance.now();
+    await sleep(500);
+    stop = true;
+    await clients;
+
+    const before = seen.filter((s) => s.sentAt < revokedAt - FRESH_MS * 2);
+    const after = seen.filter((s) => s.sentAt > revokedAt);
+    expect(before.length).toBeGreaterThan(10);
+    expect(before.every((s) => s.status === 404)).toBe(true); // admitted: the order does not exist
+    expect(after.length).toBeGreaterThan(4);
+    expect(after.map((s) => s.status)).toEqual(after.map(() => 401));
+    expect(new Set(after.map((s) => s.credential))).toEqual(new Set(['key', 'token']));
+  });
+
+  test('a suspended tenant is refused by the first request after the suspension returns, under load', async () => {
+    const t = await deps.tenantWithKey(['orders:read']);
+    const seen: { sentAt: number; status: number }[] = [];
+    let stop = false;
+    const client = async () => {
+      while (!stop) {
+        const sentAt = performance.now();
+        const res = await http(app.url, 'GET', path, { key: t.key });
+        seen.push({ sentAt, status: res.status });
+      }
+    };
+    const clients = Promise.all([client(), client(), client()]);
+    await sleep(1000);
+    await deps.tenancy.setTenantStatus(t.tenantId, 'suspended');
+    const suspendedAt = performance.now();
+    await sleep(500);
+    stop = true;
+    await clients;
+
+    const after = seen.filter((s) => s.sentAt > suspendedAt);
+    expect(seen.filter((s) => s.sentAt < suspendedAt - FRESH_MS * 2 && s.status === 404).length).toBeGreaterThan(10);
+    expect(after.length).toBeGreaterThan(4);
+    expect(after.map((s) => s.status)).toEqual(after.map(() => 403));
+  });
+});
