@@ -3,6 +3,7 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { Ledger } from '../../shared/inventory/ledger';
+import { lotCosts, outgoingUnitCost, recordLotCost } from '../../shared/inventory/lots';
 import { transfers, type TransferDoc, type TransferEvent, type TransferLine } from '../../shared/inventory/transfers';
 
 export interface MoveTransferInput {
@@ -25,13 +26,17 @@ export function transferActivities({ db }: ActivityDeps) {
     /**
      * Out of the origin, then into the destination, line by line. A line the origin cannot cover
      * puts back what this attempt took and fails the receive (non-retryable: it needs stock first).
+     * Before a line leaves, what its units cost at the origin is noted as the cost of the lot it
+     * makes at the destination (a retry keeps the first note).
      */
     async moveTransferStock(input: MoveTransferInput): Promise<void> {
-      const ledger = new Ledger(new TenantDb(db, input.tenantId));
+      const tenantDb = new TenantDb(db, input.tenantId);
+      const ledger = new Ledger(tenantDb);
       const key = (what: string, sku: string) => `trf:${input.transferId}:${input.attempt}:${what}:${sku}`;
       const reference = { type: 'transfer', id: input.transferId };
       const taken: TransferLine[] = [];
       for (const line of input.productsList) {
+        await recordLotCost(tenantDb, key('in', line.sku), line.sku, () => outgoingUnitCost(tenantDb, line.sku, input.originId, line.quantity));
         try {
           await ledger.apply({ sku: line.sku, locationId: input.originId, delta: -line.quantity, reason: 'transfer_out', reference, actor: input.actor, idempotencyKey: key('out', line.sku) });
           taken.push(line);
@@ -40,6 +45,8 @@ export function transferActivities({ db }: ActivityDeps) {
           for (const back of taken) {
             await ledger.apply({ sku: back.sku, locationId: input.originId, delta: back.quantity, reason: 'transfer_reversal', reference, actor: input.actor, idempotencyKey: key('back', back.sku) });
           }
+          // the costs noted for receipts that will not happen
+          for (const noted of [...taken, line]) await tenantDb.collection(lotCosts).deleteById(`${input.tenantId}:${key('in', noted.sku)}`);
           throw ApplicationFailure.nonRetryable(err.message, 'insufficient-stock', err.extra.details);
         }
       }

@@ -17,9 +17,10 @@ import { Ledger } from './ledger';
  *
  * A lot's unit cost is the product's (or variant's) cost when the stock came in. The catalog keeps
  * no cost history, so the paths that add stock note it beside the ledger at that moment
- * (`recordLotCost`, keyed like the movement): adjustments and counts do. A lot whose path noted
- * nothing (the stock routes and transfers, for now) is costed at the catalog's current cost, and
- * says so (`costSource: 'catalog'`). No cost at all is 0.
+ * (`recordLotCost`, keyed like the movement): adjustments and counts do, and a transfer notes
+ * what the units cost at its origin (`outgoingUnitCost`). A lot whose path noted nothing (the
+ * stock routes) is costed at the catalog's current cost, and says so (`costSource: 'catalog'`).
+ * No cost at all is 0.
  */
 export interface LotCost {
   _id: string; // `<tenantId>:<idempotencyKey>` — the movement's _id
@@ -88,16 +89,16 @@ export async function skuFacts(tenantDb: TenantDb, skus: Iterable<string>): Prom
 }
 
 /**
- * Notes the SKU's current catalog cost as the unit cost of the stock the movement `idempotencyKey`
- * is about to add. Call it before applying the movement; the first note wins, so a retry keeps the
- * cost of the first attempt.
+ * Notes the unit cost of the stock the movement `idempotencyKey` is about to add: `costOf()`, by
+ * default the SKU's current catalog cost. Call it before applying the movement; the first note
+ * wins, so a retry keeps the cost of the first attempt.
  */
-export async function recordLotCost(tenantDb: TenantDb, idempotencyKey: string, sku: string): Promise<number> {
+export async function recordLotCost(tenantDb: TenantDb, idempotencyKey: string, sku: string, costOf?: () => Promise<number>): Promise<number> {
   const col = tenantDb.collection(lotCosts);
   const _id = `${tenantDb.tenantId}:${idempotencyKey}`;
   const found = await col.findOne({ _id });
   if (found) return found.costPerUnit;
-  const cost = (await skuFacts(tenantDb, [sku])).get(sku)?.cost ?? 0;
+  const cost = costOf ? await costOf() : ((await skuFacts(tenantDb, [sku])).get(sku)?.cost ?? 0);
   try {
     await col.insertOne({ _id, sku, costPerUnit: cost, recordedAt: new Date() });
     return cost;
@@ -105,6 +106,26 @@ export async function recordLotCost(tenantDb: TenantDb, idempotencyKey: string, 
     if (!isDuplicateKeyError(err)) throw err;
     return (await col.findOne({ _id }))?.costPerUnit ?? cost;
   }
+}
+
+/**
+ * What `quantity` units leaving `locationId` now cost each: stock leaves first in, first out, so
+ * they are the oldest of the lots FIFO says remain (units beyond every lot at the catalog cost).
+ * A transfer notes it as the cost of what it brings to its destination.
+ */
+export async function outgoingUnitCost(tenantDb: TenantDb, sku: string, locationId: string, quantity: number): Promise<number> {
+  if (!(quantity > 0)) return 0;
+  const { lots } = await new Lots(tenantDb).valuation(sku, locationId, 'fifo');
+  let left = quantity;
+  let total = 0;
+  for (const lot of lots) {
+    const take = Math.min(lot.remaining, left);
+    total += take * lot.costPerUnit;
+    left -= take;
+    if (left <= 0) break;
+  }
+  if (left > 0) total += left * ((await skuFacts(tenantDb, [sku])).get(sku)?.cost ?? 0);
+  return roundUnit(total / quantity);
 }
 
 export interface Lot {

@@ -5,6 +5,7 @@ import { startNodeProcess, type Proc } from '../../scripts/stack/process';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Ledger } from '../../shared/inventory/ledger';
 import { transfers } from '../../shared/inventory/transfers';
+import { recordLotCost } from '../../shared/inventory/lots';
 import { locations, systemLocationId } from '../../shared/locations/locations';
 
 /** Transfers on the real API and worker: each is a workflow; approve / receive / cancel are Updates guarded by its state. */
@@ -100,6 +101,39 @@ test('receive moves the stock out of the origin and into the destination, with l
   expect(await ledger().onHand(SKU, dest)).toBe(d1 + 3);
   const moves = await deps.db.collection('stock_movements').find({ tenantId, 'reference.id': t.id }).toArray();
   expect(moves.map((m) => `${m.reason}:${m.sku}:${m.delta}`).sort()).toEqual([`transfer_in:${SKU2}:4`, `transfer_in:${SKU}:3`, `transfer_out:${SKU2}:-4`, `transfer_out:${SKU}:-3`].sort());
+});
+
+test('the lot a transfer makes at its destination costs what its units cost at the origin (FIFO), not the catalog cost', async () => {
+  const sku = `${P}-COST`;
+  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 2 } })).status).toBe(201);
+  const setCost = (cost: number) => deps.db.collection('products').updateOne({ tenantId, sku }, { $set: { cost } });
+  const tenantDb = new TenantDb(deps.db, tenantId);
+  // two receipts at the origin: 5 @ 2, then 5 @ 7 (each noted at the catalog cost of its moment)
+  for (const [n, cost] of [[1, 2], [2, 7]]) {
+    await setCost(cost);
+    await recordLotCost(tenantDb, `${sku}-r${n}`, sku);
+    await ledger().apply({ sku, locationId: origin, delta: 5, reason: 'restock', actor: 'test', idempotencyKey: `${sku}-r${n}` });
+  }
+  const t = await create([{ sku, quantity: 6 }]);
+  await act(t.id, 'approve');
+  await setCost(100);
+  expect((await act(t.id, 'receive')).status).toBe(200);
+
+  const moveIn = await deps.db.collection('stock_movements').findOne({ tenantId, 'reference.id': t.id, reason: 'transfer_in' });
+  const lot = await http(apiUrl, 'GET', `/inventory/lots/${encodeURIComponent(moveIn!.idempotencyKey)}`, { key });
+  // the 6 oldest units: 5 @ 2 + 1 @ 7 = 17, 2.8333 each
+  expect(lot.body).toMatchObject({ sku, locationId: dest, quantity: 6, costPerUnit: 2.8333, costSource: 'recorded' });
+  const atOrigin = await http(apiUrl, 'GET', `/inventory/lots/sku/${sku}/valuation?locationId=${origin}&method=fifo`, { key });
+  expect(atOrigin.body).toMatchObject({ quantity: 4, totalValue: 28, unitCost: 7 });
+});
+
+test('a receive refused for stock leaves no cost noted for the lots it did not make', async () => {
+  const sku = `${P}-NOCOST`;
+  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 3 } })).status).toBe(201);
+  const t = await create([{ sku: SKU, quantity: 1 }, { sku, quantity: 5 }]);
+  await act(t.id, 'approve');
+  expectError(await act(t.id, 'receive'), 409, 'conflict/insufficient-stock');
+  expect(await deps.db.collection('inventory_lot_costs').countDocuments({ _id: { $regex: `^${tenantId}:trf:${t.id}:` } as never })).toBe(0);
 });
 
 test('20 concurrent receives: one 200, the rest 409, stock moved once', async () => {
