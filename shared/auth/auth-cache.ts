@@ -21,7 +21,8 @@ import { systemCollection } from '../db/tenant-db';
  *
  * Access tokens are remembered with their expiry and refused once past it. Only admissions are
  * remembered, never refusals. A change made straight in the database, without the epoch, is seen
- * within MAX_AGE_MS.
+ * within MAX_AGE_MS. Every read here and in Tenancy.lookUp goes to the primary: a secondary could
+ * answer from before the change.
  */
 
 export const POLL_MS = 100;
@@ -31,6 +32,8 @@ export const MAX_AGE_MS = 60_000;
 const MAX_ENTRIES = 10_000;
 /** The poller stops after this long without a lookup (an idle API reads nothing). */
 const IDLE_MS = 5_000;
+/** A read of the epoch slower than this is given up on (it could never make entries usable). */
+const READ_TIMEOUT_MS = FRESH_MS;
 
 interface AuthStateRecord {
   _id: 'epoch';
@@ -59,6 +62,8 @@ export class AuthCache<T> {
   private generationCount = 0;
   /** performance.now() when the latest read of the epoch that found it unchanged was sent. */
   private freshAt = -Infinity;
+  /** When the read of the epoch last applied was sent (a slower, older read is ignored). */
+  private appliedSent = -Infinity;
   private lastUse = 0;
   private polling = false;
   private closed = false;
@@ -106,20 +111,27 @@ export class AuthCache<T> {
     void this.poll();
   }
 
+  /** Reads the epoch now (the poller does it every POLL_MS; tests call it instead of sleeping). */
+  async confirm(): Promise<void> {
+    const sent = performance.now();
+    const read = systemCollection(this.db, authState).findOne({ _id: 'epoch' }, { readPreference: 'primary' });
+    read.catch(() => undefined); // a read given up on may fail later, unheard
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), READ_TIMEOUT_MS).unref());
+    const state = await Promise.race([read, timeout]);
+    if (state === 'timeout' || sent < this.appliedSent) return; // too slow, or overtaken by a later read
+    this.appliedSent = sent;
+    const value = state?.value ?? 0;
+    if (value !== this.epoch) {
+      this.forget();
+      this.epoch = value;
+    }
+    this.freshAt = sent;
+  }
+
   private async poll(): Promise<void> {
     while (!this.closed && performance.now() - this.lastUse < IDLE_MS) {
-      const sent = performance.now();
-      try {
-        const state = await systemCollection(this.db, authState).findOne({ _id: 'epoch' });
-        const value = state?.value ?? 0;
-        if (value !== this.epoch) {
-          this.forget();
-          this.epoch = value;
-        }
-        this.freshAt = sent;
-      } catch {
-        // the database is unreachable: entries go stale by themselves, lookups read the database
-      }
+      // a failed or slow read leaves freshAt to age: lookups then read the database
+      await this.confirm().catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS).unref());
     }
     this.polling = false;

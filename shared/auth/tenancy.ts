@@ -52,7 +52,8 @@ function publicKey(k: ApiKeyRecord): PublicKey {
 }
 
 export class Tenancy {
-  private readonly cache?: AuthCache<Principal>;
+  /** Public for tests, which confirm the epoch (AuthCache.confirm) instead of sleeping. */
+  readonly cache?: AuthCache<Principal>;
 
   /** `cache`: remember admitted credentials (the API process; see auth-cache.ts). */
   constructor(
@@ -103,17 +104,21 @@ export class Tenancy {
    * Suspends or resumes a tenant, on its record and on each of its keys (what authentication
    * reads). Without transactions the writes are ordered so that an interruption leaves keys
    * refusing, never admitting: suspending flags the keys before the tenant and once more after
-   * (a key issued meanwhile, see issueKey); resuming clears them only after the tenant. Running
-   * it again completes an interrupted change. A suspension returns once no API process admits
-   * the tenant's keys from its cache.
+   * (a key issued meanwhile, see issueKey); resuming clears them only after the tenant, then
+   * reads the tenant again and flags the keys back if a suspension overtook it. Running it again
+   * completes an interrupted change. A suspension returns once no API process admits the
+   * tenant's keys from its cache.
    */
   async setTenantStatus(tenantId: string, status: TenantRecord['status']): Promise<TenantRecord | null> {
     const suspended = status !== 'active';
-    const flagKeys = () => this.keys.updateMany({ tenantId }, { $set: { tenantSuspended: suspended } });
-    if (suspended) await flagKeys();
+    const flagKeys = (value: boolean) => this.keys.updateMany({ tenantId }, { $set: { tenantSuspended: value } });
+    if (suspended) await flagKeys(true);
     const tenant = await this.tenants.findOneAndUpdate({ _id: tenantId }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
-    if (tenant) await flagKeys();
-    if (tenant && suspended) await announceAuthChange(this.db);
+    if (!tenant) return null;
+    await flagKeys(suspended);
+    // a suspension running meanwhile may have flagged the keys before this resumption cleared them
+    if (!suspended && (await this.getTenant(tenantId))?.status !== 'active') await flagKeys(true);
+    if (suspended) await announceAuthChange(this.db);
     return tenant;
   }
 
@@ -166,31 +171,37 @@ export class Tenancy {
     if (cached) return cached;
     const generation = this.cache?.generation ?? 0;
     const result = await this.lookUp(credential, hash);
-    if (typeof result !== 'string') this.cache?.set(generation, hash, result.principal, result.expiresAt);
+    // shared by every request that presents this credential from now on: frozen
+    if (typeof result !== 'string') this.cache?.set(generation, hash, Object.freeze(result.principal), result.expiresAt);
     return typeof result === 'string' ? result : result.principal;
   }
 
   private async lookUp(credential: string, hash: string): Promise<{ principal: Principal; expiresAt?: Date } | AuthFailure> {
+    // primary reads: what a revocation wrote before it returned must be seen (auth-cache.ts)
+    const fresh = { readPreference: 'primary' } as const;
+    let key: ApiKeyRecord | null = null;
     let principal: Principal | null = null;
     let expiresAt: Date | undefined;
     if (credential.startsWith(`${KEY_PREFIX}_`)) {
-      const key = await this.keys.findOne({ hash });
-      if (!key || key.revokedAt) return 'invalid';
-      principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes), via: 'key' };
-      // the key says whether its tenant is suspended (setTenantStatus): one read, not two
-      if (key.tenantSuspended === true) return 'suspended';
-      if (key.tenantSuspended === false) return { principal };
+      key = await this.keys.findOne({ hash }, fresh);
+      if (key) principal = { tenantId: key.tenantId, keyId: key._id, scopes: new Set(key.scopes), via: 'key' };
     } else if (credential.startsWith(`${ACCESS_PREFIX}_`)) {
-      const token = await this.tokens.findOne({ _id: hash, kind: 'access' });
+      const token = await this.tokens.findOne({ _id: hash, kind: 'access' }, fresh);
       if (token && token.expiresAt > new Date()) {
+        // the key too: a token minted while its key was being revoked outlives revokeKey's delete
+        key = await this.keys.findOne({ _id: token.keyId }, fresh);
         principal = { tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes), via: 'token' };
         expiresAt = token.expiresAt;
       }
     }
-    if (!principal) return 'invalid';
-    const tenant = await this.getTenant(principal.tenantId);
-    if (!tenant) return 'invalid';
-    if (tenant.status !== 'active') return 'suspended';
+    if (!principal || !key || key.revokedAt || key.tenantId !== principal.tenantId) return 'invalid';
+    // the key says whether its tenant is suspended (setTenantStatus): no read of the tenant
+    if (key.tenantSuspended === true) return 'suspended';
+    if (key.tenantSuspended === undefined) {
+      const tenant = await this.tenants.findOne({ _id: principal.tenantId }, fresh);
+      if (!tenant) return 'invalid';
+      if (tenant.status !== 'active') return 'suspended';
+    }
     return { principal, expiresAt };
   }
 
