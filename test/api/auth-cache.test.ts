@@ -135,58 +135,46 @@ describe('AuthCache', () => {
 });
 
 describe('through the API, with changes made from outside it', () => {
-  test('a revoked key is refused by the first request after the revocation returns, under load', async () => {
-    const t = await deps.tenantWithKey(['orders:read']);
-    const token = (await http(app.url, 'POST', '/auth/token', { key: t.key })).body.accessToken as string;
-    const seen: { sentAt: number; doneAt: number; status: number; credential: 'key' | 'token' }[] = [];
+  /**
+   * Requests with each credential, one after another per credential, from a second before
+   * `change` until half a second after it returned: which were answered before it began, and
+   * which were sent after it returned.
+   */
+  async function underLoad(credentials: string[], change: () => Promise<unknown>) {
+    const seen: { sentAt: number; doneAt: number; status: number; credential: string }[] = [];
     let stop = false;
-    const client = async (credential: 'key' | 'token') => {
+    const client = async (credential: string) => {
       while (!stop) {
         const sentAt = performance.now();
-        const res = await http(app.url, 'GET', path, { key: credential === 'key' ? t.key : token });
+        const res = await http(app.url, 'GET', path, { key: credential });
         seen.push({ sentAt, doneAt: performance.now(), status: res.status, credential });
       }
     };
-    const clients = Promise.all([client('key'), client('key'), client('token'), client('token')]);
+    const clients = Promise.all(credentials.map(client));
     await sleep(1000);
-    const revoking = performance.now();
-    await deps.tenancy.revokeKey(t.keyId);
-    const revokedAt = performance.now();
+    const changing = performance.now();
+    await change();
+    const changed = performance.now();
     await sleep(500);
     stop = true;
     await clients;
+    return { before: seen.filter((s) => s.doneAt < changing), after: seen.filter((s) => s.sentAt > changed) };
+  }
 
-    const before = seen.filter((s) => s.doneAt < revoking);
-    const after = seen.filter((s) => s.sentAt > revokedAt);
+  test('a revoked key is refused by the first request after the revocation returns, under load', async () => {
+    const t = await deps.tenantWithKey(['orders:read']);
+    const token = (await http(app.url, 'POST', '/auth/token', { key: t.key })).body.accessToken as string;
+    const { before, after } = await underLoad([t.key, t.key, token, token], () => deps.tenancy.revokeKey(t.keyId));
     expect(before.length).toBeGreaterThan(3);
     expect(before.every((s) => s.status === 404)).toBe(true); // admitted: the order does not exist
     expect(after.length).toBeGreaterThan(4);
     expect(after.map((s) => s.status)).toEqual(after.map(() => 401));
-    expect(new Set(after.map((s) => s.credential))).toEqual(new Set(['key', 'token']));
+    expect(new Set(after.map((s) => s.credential))).toEqual(new Set([t.key, token]));
   });
 
   test('a suspended tenant is refused by the first request after the suspension returns, under load', async () => {
     const t = await deps.tenantWithKey(['orders:read']);
-    const seen: { sentAt: number; doneAt: number; status: number }[] = [];
-    let stop = false;
-    const client = async () => {
-      while (!stop) {
-        const sentAt = performance.now();
-        const res = await http(app.url, 'GET', path, { key: t.key });
-        seen.push({ sentAt, doneAt: performance.now(), status: res.status });
-      }
-    };
-    const clients = Promise.all([client(), client(), client()]);
-    await sleep(1000);
-    const suspending = performance.now();
-    await deps.tenancy.setTenantStatus(t.tenantId, 'suspended');
-    const suspendedAt = performance.now();
-    await sleep(500);
-    stop = true;
-    await clients;
-
-    const before = seen.filter((s) => s.doneAt < suspending);
-    const after = seen.filter((s) => s.sentAt > suspendedAt);
+    const { before, after } = await underLoad([t.key, t.key, t.key], () => deps.tenancy.setTenantStatus(t.tenantId, 'suspended'));
     expect(before.length).toBeGreaterThan(3);
     expect(before.every((s) => s.status === 404)).toBe(true);
     expect(after.length).toBeGreaterThan(4);
