@@ -19,6 +19,9 @@ const compiled = new WeakMap<object, ValidateFunction>();
 
 export type JsonSchema = Record<string, unknown>;
 
+/** The highest page a list accepts: beyond it a page is never real, and far beyond it the skip overflows what the database takes (a 500). */
+export const MAX_PAGE = 1_000_000;
+
 export function compile(schema: JsonSchema, kind: 'body' | 'query' = 'body'): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {

@@ -61,10 +61,16 @@ export function sanitizeConfig(raw: unknown): ImportConfig {
 async function checkRate(ctx: AppContext): Promise<void> {
   const col = tenantOf(ctx).tenantDb.collection(jobRecords);
   const types = ['csv-import', 'csv-export'];
-  const [running, lastHour] = await Promise.all([
-    col.countDocuments({ type: { $in: types }, status: { $in: ['queued', 'processing'] } }),
+  const runningFilter = { type: { $in: types }, status: { $in: ['queued', 'processing'] as JobRecord['status'][] } };
+  let [running, lastHour] = await Promise.all([
+    col.countDocuments(runningFilter),
     col.countDocuments({ type: { $in: types }, createdAt: { $gte: new Date(Date.now() - 3600_000) } }),
   ]);
+  if (running >= JOB_RATE.concurrent) {
+    // jobs whose workflow ended unrecorded (Jobs.settle) do not hold a slot
+    const settled = await Promise.all((await col.find(runningFilter).toArray()).map((job) => ctx.deps.jobs.settle(tenantOf(ctx).tenantDb, job)));
+    running = settled.filter((job) => job.status === 'queued' || job.status === 'processing').length;
+  }
   if (running >= JOB_RATE.concurrent) {
     throw new AppError(429, 'rate-limited', `${running} async jobs are running (limit ${JOB_RATE.concurrent}); retry when one ends`, {}, { 'Retry-After': '30' });
   }
@@ -99,7 +105,7 @@ export async function startAsyncImport(ctx: AppContext, s3Key: string, rawConfig
 async function jobOf(ctx: AppContext, type: string): Promise<JobRecord> {
   const job = await ctx.deps.jobs.get(tenantOf(ctx).tenantDb, ctx.params.jobId, type);
   if (!job) throw new AppError(404, 'not-found', `No job ${ctx.params.jobId}`);
-  return job;
+  return ctx.deps.jobs.settle(tenantOf(ctx).tenantDb, job);
 }
 
 export const csvAsyncRoutes = defineRoutes([

@@ -4,7 +4,8 @@ import { AppError, errors, isAppError, type Area } from '../../shared/errors/cat
 
 /** Which envelope and codes a path gets. `/v1` is the same API under the spec's versioned base. */
 export function areaOf(path: string): Area {
-  const first = path.replace(/^\/v1(?=\/|$)/, '').split('/')[1] ?? '';
+  // the router matches paths case-insensitively, so /ORDERS is the orders area too
+  const first = path.toLowerCase().replace(/^\/v1(?=\/|$)/, '').split('/')[1] ?? '';
   if (first === 'orders') return 'orders';
   if (first === 'products') return 'products';
   if (first === 'inventory') return 'inventory';
@@ -14,8 +15,12 @@ export function areaOf(path: string): Area {
 
 /** Errors raised by the body parser (co-body / raw-body) carry `type` and `status`. */
 function fromParserError(err: unknown, limit: number): AppError | null {
-  const e = err as { type?: string; status?: number; name?: string } | null;
+  const e = err as { type?: string; status?: number; name?: string; code?: unknown } | null;
   if (!e || typeof e !== 'object') return null;
+  // a gzip or deflate body that does not decompress (zlib's Z_DATA_ERROR, Z_BUF_ERROR, …); koa-body
+  // turns the non-Error zlib throws into an Error whose message is that object as JSON
+  const zlib = typeof e.code === 'string' ? e.code : /"code":"(Z_[A-Z_]+)"/.exec((err as Error).message ?? '')?.[1];
+  if (zlib?.startsWith('Z_')) return errors.invalidInput('Request body does not decompress as its Content-Encoding says');
   // co-body reports bad JSON as a SyntaxError with status 400 and no type
   // never the parser's own text: it quotes the body, which may hold a secret
   if (e.name === 'SyntaxError' && e.status === 400) {

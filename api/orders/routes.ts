@@ -5,7 +5,7 @@ import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../.
 import type { OrderDoc } from '../../shared/orders/collections';
 import { orderErrors, Orders } from '../../shared/orders/service';
 import { commaList } from '../../shared/products/query';
-import { compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import { MAX_PAGE, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['orders:read' as const] };
 const update = { scopes: ['orders:update' as const] };
@@ -117,6 +117,7 @@ function moveResult(doc: OrderDoc, from: OrderState) {
   return { data: { _id: id, externalId: doc.externalId, orderStatus: doc.orderStatus, previousStatus: from, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self']) } };
 }
 
+const commentSchema: JsonSchema = { type: 'object', additionalProperties: false, required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } } };
 const reasonBody = (required: boolean): JsonSchema => ({
   type: 'object',
   additionalProperties: false,
@@ -174,7 +175,7 @@ export const orderRoutes = defineRoutes([
         externalId: { type: 'string', maxLength: 100 },
         from: { type: 'string', format: 'date-time', description: 'created at or after' },
         to: { type: 'string', format: 'date-time', description: 'created at or before' },
-        page: { type: 'integer', minimum: 1, default: 1 },
+        page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },
     },
@@ -241,12 +242,12 @@ export const orderRoutes = defineRoutes([
     summary: 'Append a comment to the order history (never edited or deleted); an Idempotency-Key makes a retry add it once',
     tags: ['orders'],
     auth: update,
-    body: { type: 'object', additionalProperties: false, required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } } },
+    body: commentSchema,
     bodyValidation: 'handler',
     responses: { 200: { description: '`{data: {success: true, orderId}}`' } },
     handler: async (ctx) => {
       const body = ctx.request.body as { comment?: unknown };
-      validate({ type: 'object', required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } }, additionalProperties: false }, body);
+      validate(commentSchema, body); // one schema object: validators are cached by identity
       const key = ctx.get('idempotency-key') || undefined;
       const c = await service(ctx).comment(ctx.params.orderId, body.comment as string, key);
       ctx.body = { data: { success: true, orderId: c.orderId } };
@@ -261,7 +262,7 @@ export const orderRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+      properties: { page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
     },
     responses: { 200: { description: '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed or comment; actor is the key id' } },
     handler: async (ctx) => {

@@ -11,6 +11,7 @@ import { addStock, productIdsAvailableAt } from '../../shared/inventory/stock-vi
 import { Locations } from '../../shared/locations/locations';
 import { ObjectId } from 'mongodb';
 import type { JsonSchema } from '../../shared/validation';
+import { MAX_PAGE } from '../../shared/validation';
 
 const read = { scopes: ['products:read' as const] };
 const commaOf = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
@@ -26,7 +27,7 @@ const filterQuery: Record<string, JsonSchema> = {
   channelId: { type: 'string', maxLength: 100, description: 'products bound to this channel' },
 };
 const paging: Record<string, JsonSchema> = {
-  page: { type: 'integer', minimum: 1, default: 1, description: '1-based' },
+  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: '1-based' },
   limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
   sort: { type: 'string', pattern: `^-?(${Object.keys(SORT_FIELDS).join('|')})$`, default: '-createdAt', description: 'field, `-` for descending' },
 };

@@ -9,6 +9,7 @@ import { jobs, type JobRecord } from '../../shared/jobs/collection';
 import { products } from '../../shared/products/collections';
 import { presentListItem } from '../../shared/products/present';
 import { buildFilter, filtersFrom, type ProductFilters } from '../../shared/products/query';
+import { MAX_PAGE, compile, summarize, toFieldErrors } from '../../shared/validation';
 import type { ProductDoc } from '../../shared/products/types';
 import {
   lockChannel,
@@ -84,13 +85,32 @@ function idsOf(b: Record<string, unknown>, field: string, mode: SelectionMode): 
   return ids as string[];
 }
 
+// the catalog's filters, each list given as an array or comma-separated
+const list = { anyOf: [{ type: 'string', maxLength: 2000 }, { type: 'array', maxItems: 500, items: { type: 'string', maxLength: 500 } }] };
+const FILTERS: Record<string, object> = {
+  q: { type: 'string', maxLength: 200 },
+  status: list,
+  category: { type: 'string', maxLength: 1000 },
+  brands: list,
+  minPrice: { type: 'number', minimum: 0 },
+  maxPrice: { type: 'number', minimum: 0 },
+  tags: list,
+  channelId: { type: 'string', maxLength: 100 },
+};
+const validFilters = compile({ type: 'object', properties: FILTERS });
+
 function filtersOf(b: Record<string, unknown>, mode: SelectionMode): ProductFilters | undefined {
   if (mode !== 'filtered') return undefined;
   const f = b.filters;
   if (!f || typeof f !== 'object' || Array.isArray(f) || !Object.keys(f).length) throw badRequest('filters is required when the mode is filtered', 'filters');
-  const allowed = ['q', 'status', 'category', 'brands', 'minPrice', 'maxPrice', 'tags', 'channelId'];
+  const allowed = Object.keys(FILTERS);
   const unknown = Object.keys(f).filter((k) => !allowed.includes(k));
   if (unknown.length) throw badRequest(`Unknown filter(s): ${unknown.join(', ')}; accepted: ${allowed.join(', ')}`, 'filters');
+  // typed before they reach a query: an object here would be a query operator, a number a crash
+  if (!validFilters(f)) {
+    const fieldErrors = toFieldErrors(validFilters.errors, 'filters');
+    throw badRequest(`Invalid filters: ${summarize(fieldErrors)}`, fieldErrors[0]?.field ?? 'filters');
+  }
   return filtersFrom(f as Record<string, unknown>);
 }
 
@@ -117,14 +137,14 @@ function presentJob(job: JobRecord, progress?: PublicationProgress | null) {
 async function findJob(ctx: AppContext): Promise<JobRecord> {
   const job = await ctx.deps.jobs.get(tenantOf(ctx).tenantDb, ctx.params.jobId, PUBLICATION_JOB);
   if (!job) throw new AppError(404, 'not-found', `No publication job ${ctx.params.jobId}`);
-  return job;
+  return ctx.deps.jobs.settle(tenantOf(ctx).tenantDb, job);
 }
 
 /** page (0-based, as the spec's retail-group listings), limit (default 20), search. */
 function groupPaging(q: Record<string, unknown>) {
   const page = q.page === undefined ? 0 : Number(q.page);
   const limit = q.limit === undefined ? 20 : Number(q.limit);
-  if (!Number.isInteger(page) || page < 0) throw new AppError(400, 'bad-request', 'page must be a whole number from 0', { field: 'page' });
+  if (!Number.isInteger(page) || page < 0 || page > MAX_PAGE) throw new AppError(400, 'bad-request', `page must be a whole number from 0 to ${MAX_PAGE}`, { field: 'page' });
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new AppError(400, 'bad-request', 'limit must be 1 to 100', { field: 'limit' });
   return { page, limit, search: typeof q.search === 'string' && q.search ? q.search : undefined };
 }
@@ -223,7 +243,7 @@ export const publicationRoutes = defineRoutes([
         workflowType: 'publicationWorkflow',
         idempotencyKey: ctx.get('idempotency-key') || undefined,
         input: { channelId, mode, count: ids.length, sync },
-        beforeStart: (jobId) => lockChannel(tenantDb, channelId, jobId),
+        beforeStart: (jobId) => lockChannel(tenantDb, channelId, jobId, (holder) => ctx.deps.jobs.settle(tenantDb, holder)),
         args: (jobId): [PublicationInput] => [{ tenantId: tenantDb.tenantId, jobId, channelId, productIds: ids, options, targetMarketplaces: targetMarketplaces as string[], batchSize: BATCH_SIZE, collectResults: sync }],
       });
       if (!job.input.sync) {
@@ -256,7 +276,7 @@ export const publicationRoutes = defineRoutes([
     summary: 'Which products can be published on a channel: published, ready, needs_review (fixable: category, attributes) or rejected (no image, zero price), with the reasons',
     tags: ['publication'],
     auth: read,
-    body: { type: 'object', required: ['channelId', 'selectionMode'], properties: { channelId: { type: 'string' }, selectionMode: { type: 'string', enum: LEGACY_MODES }, skus: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } },
+    body: { type: 'object', required: ['channelId', 'selectionMode'], properties: { channelId: { type: 'string' }, selectionMode: { type: 'string', enum: LEGACY_MODES }, skus: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } },
     bodyValidation: 'handler',
     responses: { 200: { description: '`{published[], ready[], needs_review[], rejected[]}` of `{id, sku, title, reasons[]}`, plus page, limit, total' }, 400: { description: 'bad-request' }, 404: { description: 'CHANNEL_NOT_FOUND' } },
     handler: async (ctx) => {
@@ -341,8 +361,10 @@ export const publicationRoutes = defineRoutes([
       const job = await findJob(ctx);
       if (FINAL.includes(job.status)) throw new AppError(400, 'cancel-failed', `The publication is ${job.status}; only a publication in progress can be cancelled`);
       const reason = (ctx.request.body as { reason?: string }).reason ?? null;
-      // recorded first: the batch under way reads it before each product, so nothing is sent after this answer
-      await tenantOf(ctx).tenantDb.collection(jobs).updateById(job._id, { $set: { cancelRequestedAt: new Date() } });
+      // recorded first: the batch under way reads it before each product, so nothing is sent after this answer;
+      // guarded: a second cancel finds the job already being cancelled
+      const first = await tenantOf(ctx).tenantDb.collection(jobs).updateOne({ _id: job._id, cancelRequestedAt: null }, { $set: { cancelRequestedAt: new Date() } });
+      if (first.matchedCount === 0) throw new AppError(400, 'cancel-failed', 'The publication is already being cancelled');
       try {
         await ctx.deps.temporal.workflow.getHandle(job.workflowId).signal('cancel', { reason });
       } catch {

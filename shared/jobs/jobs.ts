@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { isDuplicateKeyError } from '../db/mongo';
 import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
@@ -92,6 +92,31 @@ export class Jobs {
 
   get(tenantDb: TenantDb, jobId: string, type?: string): Promise<JobRecord | null> {
     return tenantDb.collection(jobs).findOne(type ? { _id: jobId, type } : { _id: jobId });
+  }
+
+  /**
+   * The job as its workflow left it. A workflow that ended without recording the end (terminated
+   * by an operator in the Temporal UI, timed out, failed past its retries) leaves the record
+   * queued or processing: it is recorded failed here, so a client polling sees an end, the job
+   * stops counting against the tenant's running limit and a channel lock it held is freed.
+   */
+  async settle(tenantDb: TenantDb, job: JobRecord): Promise<JobRecord> {
+    if (job.status !== 'queued' && job.status !== 'processing') return job;
+    let ended: string;
+    try {
+      ended = (await this.temporal.workflow.getHandle(job.workflowId).describe()).status.name;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return job; // not started yet (Jobs.start), or long gone
+      throw err;
+    }
+    // COMPLETED: the workflow recorded its end before completing; a read just before it is stale
+    if (!['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'].includes(ended)) return job;
+    const now = new Date();
+    const error = job.error ?? `the job's workflow ended (${ended.toLowerCase().replace('_', ' ')}) before it finished`;
+    const settled = await tenantDb
+      .collection(jobs)
+      .findOneAndUpdate({ _id: job._id, status: { $in: ['queued', 'processing'] } }, { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } }, { returnDocument: 'after' });
+    return settled ?? (await this.get(tenantDb, job._id)) ?? job;
   }
 
   /** The workflow of a job the tenant owns, or null: the only way API code reaches a job's workflow. */

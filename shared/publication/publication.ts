@@ -3,7 +3,7 @@ import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/mongo';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { jobs } from '../jobs/collection';
+import { jobs, type JobRecord } from '../jobs/collection';
 import { Catalog, parseProductId } from '../products/catalog';
 import { products } from '../products/collections';
 import { buildFilter, type ProductFilters } from '../products/query';
@@ -60,7 +60,7 @@ export const publicationLocks = defineCollection<PublicationLock>({
 const FINAL = ['completed', 'failed', 'cancelled'];
 
 /** Takes the channel's lock for a job: 409 EXPORT_IN_PROGRESS while another job of the channel runs. */
-export async function lockChannel(tenantDb: TenantDb, channelId: string, jobId: string): Promise<void> {
+export async function lockChannel(tenantDb: TenantDb, channelId: string, jobId: string, settle: (job: JobRecord) => Promise<JobRecord> = async (job) => job): Promise<void> {
   const locks = tenantDb.collection(publicationLocks);
   const _id = `${tenantDb.tenantId}:${channelId}`;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -72,7 +72,8 @@ export async function lockChannel(tenantDb: TenantDb, channelId: string, jobId: 
     }
     const held = await locks.findOne({ _id });
     if (!held) continue;
-    const holder = await tenantDb.collection(jobs).findOne({ _id: held.jobId });
+    const found = await tenantDb.collection(jobs).findOne({ _id: held.jobId });
+    const holder = found && (await settle(found)); // a holder whose workflow ended unrecorded is over
     if (holder && !FINAL.includes(holder.status)) {
       throw new AppError(409, 'EXPORT_IN_PROGRESS', `A publication to this channel is already running (${held.jobId})`, { details: { jobId: held.jobId, channelId } });
     }

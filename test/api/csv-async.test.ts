@@ -157,6 +157,28 @@ describe('errors', () => {
   });
 });
 
+test('a job whose workflow an operator terminated ends failed, and frees its running slot', async () => {
+  const t = await deps.tenantWithKey();
+  const now = new Date();
+  // two jobs hold slots (their workflows cannot be found: they count as running)
+  await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
+    [1, 2].map((i) => ({ _id: `csvimp_held${i}${Date.now()}`, type: 'csv-import', workflowId: 'x', status: 'processing' as const, idempotencyKey: `held${i}`, input: {}, result: null, error: null, createdAt: now, updatedAt: now, finishedAt: null })),
+  );
+  const rows = Array.from({ length: 2000 }, () => ({ sku: sku(), title: 'x', price: 1 }));
+  const started = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key: t.key, body: { s3Key: await upload(csv(rows), t.key) } });
+  expect(started.status).toBe(202);
+  const record = await new TenantDb(deps.db, t.tenantId).collection(jobs).findOne({ _id: started.body.jobId });
+  await deps.temporal.workflow.getHandle(record!.workflowId).terminate('operator: stuck');
+
+  // the third slot is free again without anyone polling the terminated job first
+  const next = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key: t.key, body: { s3Key: await upload(csv([{ sku: sku(), title: 'y', price: 1 }]), t.key) } });
+  expect(next.status).toBe(202);
+  const status = await http(apiUrl, 'GET', `/products/bulk/csv/import/${started.body.jobId}`, { key: t.key });
+  expect(status.body).toMatchObject({ status: 'failed', error: expect.stringContaining('terminated') });
+  expect((await new TenantDb(deps.db, t.tenantId).collection(jobs).findOne({ _id: started.body.jobId }))).toMatchObject({ status: 'failed', finishedAt: expect.any(Date) });
+  await finished(next.body.jobId, t.key);
+});
+
 describe('async export', () => {
   async function exported(jobId: string, k = key) {
     for (let i = 0; i < 300; i++) {

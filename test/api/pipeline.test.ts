@@ -74,6 +74,21 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
     expect(await stored('sv')).toBe(0);
   });
 
+  test('a gzip body that does not decompress → 400', async () => {
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      raw: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x00, 0x03, 0x01, 0x02, 0x03]),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expectError(res, 400, invalidInput, area);
+  });
+
+  test('an upper-case path is the same area (the router ignores case): its envelope and codes', async () => {
+    const unauthenticated = area === 'inventory' || area === 'locations' ? 'bad-request/missing-tenant' : 'auth:invalid_token';
+    expectError(await http(app.url, 'GET', `${prefix.toUpperCase()}/probe/x`), 401, unauthenticated, area);
+    expectError(await http(app.url, 'GET', `/V1${prefix.toUpperCase()}/probe/x`), 401, unauthenticated, area);
+  });
+
   test('unknown route → 404 in the area envelope, at the root and under /v1', async () => {
     expectError(await http(app.url, 'GET', `${prefix}/no/such/route`, { key: tenant.key }), 404, area === 'orders' ? 'route:not_found' : 'not-found', area);
     expectError(await http(app.url, 'GET', `/v1${prefix}/no/such/route`, { key: tenant.key }), 404, area === 'orders' ? 'route:not_found' : 'not-found', area);
@@ -87,6 +102,17 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
 });
 
 describe('request pipeline', () => {
+  test.each(['/orders', '/products', '/inventory/adjustments', '/inventory/lots', '/locations', '/products/bulk/operations', '/channels'])(
+    'a page past any real one on %s → 400, not a database error',
+    async (path) => {
+      for (const page of ['100000000000000000000', '1000001']) {
+        const res = await http(app.url, 'GET', `${path}?page=${page}`, { key: tenant.key });
+        expect(res.status).toBe(400);
+      }
+      expect((await http(app.url, 'GET', `${path}?page=1000000`, { key: tenant.key })).status).toBe(200);
+    },
+  );
+
   test('a request id is echoed (the client one when sane, a new one otherwise)', async () => {
     const given = await http(app.url, 'GET', '/health', { headers: { 'x-request-id': 'client-req-1' } });
     expect(given.headers.get('x-request-id')).toBe('client-req-1');

@@ -155,6 +155,8 @@ test('cancel mid-run: the job ends cancelled with its reason, nothing is sent af
   expect(cancel.status).toBe(200);
   expect(cancel.body).toMatchObject({ success: true, message: expect.any(String) });
   const cancelledAt = Date.now();
+  // already being cancelled (the job has not ended yet): 400, as for a cancelled one
+  expectError(await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'twice' } }), 400, 'cancel-failed');
   server.release();
   const job = await finished(res.body.jobId);
   expect(job).toMatchObject({ status: 'cancelled', cancelReason: 'wrong prices' });
@@ -175,6 +177,12 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
   expectError(await publish({ channelId: inactive, mode: 'single', productIds: [p.sku] }), 400, 'CHANNEL_INACTIVE');
   const ch = await channel();
   expectError(await publish({ channelId: ch, mode: 'filtered', filters: { brands: ['NoSuchBrand'] } }), 400, 'NO_PRODUCTS');
+  // filters are typed before they reach a query: no operator, no crash
+  for (const filters of [{ q: 5 }, { category: { $ne: null } }, { channelId: { $exists: true } }, { minPrice: '10' }, { brands: [{ $gt: '' }] }]) {
+    const res = await publish({ channelId: ch, mode: 'filtered', filters });
+    expectError(res, 400, 'bad-request');
+    expect(res.body.field).toMatch(/^filters\./);
+  }
   expectError(await publish({ mode: 'single', productIds: [p.sku] }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, mode: 'some' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, selectionMode: 'sideways' }), 400, 'bad-request');
