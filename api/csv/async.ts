@@ -3,7 +3,7 @@ import { tenantOf, type AppContext } from '../context';
 import { AppError } from '../../shared/errors/catalog';
 import { newId } from '../../shared/ids';
 import { jobs as jobRecords, type JobRecord } from '../../shared/jobs/collection';
-import { planImport, countPlans } from '../../shared/csv/import';
+import { checkFieldsToUpdate, planImport, countPlans } from '../../shared/csv/import';
 import {
   ASYNC_LIMITS,
   checkUploadedObject,
@@ -52,6 +52,7 @@ export function sanitizeConfig(raw: unknown): ImportConfig {
     throw new AppError(400, 'bad-request/invalid-config', `Invalid config: ${summarize(fe)}`, { field: fe[0]?.field, fieldErrors: fe });
   }
   const config = picked as unknown as ImportConfig;
+  checkFieldsToUpdate(config.fieldsToUpdate); // as the sync import: a misspelt field would skip every row
   config.format ??= 'native';
   layoutFor(config.format, 'bad-request/invalid-config');
   return config;

@@ -182,7 +182,11 @@ export const stockRoutes = defineRoutes([
     auth: update,
     body: { type: 'object', required: ['items'], properties: { items: { type: 'array', minItems: 1, maxItems: 1000 } } },
     bodyValidation: 'handler',
-    responses: { 200: { description: '`{results[{sku, locationId, success, onHand?, error?{code, message}}], succeeded, failed}`' }, 207: { description: 'some items failed' }, 400: { description: 'bad-request/missing-body, bad-request/invalid-items' } },
+    responses: {
+      200: { description: '`{results[{sku, locationId, success, onHand?, error?{code, message}}], succeeded, failed}`' },
+      207: { description: 'some well-formed items could not be applied (unknown SKU or location, a SKU an integration manages)' },
+      400: { description: 'bad-request/missing-body, bad-request/invalid-items (no items, an item without sku), bad-request/invalid-stock; nothing is written' },
+    },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
       const body = ctx.request.body as { items?: unknown } | undefined;
@@ -191,19 +195,26 @@ export const stockRoutes = defineRoutes([
       if (!Array.isArray(items) || items.length === 0 || items.length > 1000 || items.some((i) => !i || typeof i !== 'object' || Array.isArray(i))) {
         throw new AppError(400, 'bad-request/invalid-items', 'items must be a list of 1 to 1,000 objects {sku, stock, locationId?}', { field: 'items' });
       }
-      const fallback = (await new Locations(tenantDb).system())._id;
+      // bad input is refused whole, before anything is written; a 207 is only for items that were
+      // well formed but could not be applied (an unknown SKU or location, an integration's SKU)
+      const checked = (items as Record<string, unknown>[]).map((item, i) => {
+        if (typeof item.sku !== 'string' || !item.sku.trim()) throw new AppError(400, 'bad-request/invalid-items', `items.${i}.sku is required`, { field: `items.${i}.sku` });
+        if (item.locationId !== undefined && (typeof item.locationId !== 'string' || !item.locationId)) {
+          throw new AppError(400, 'bad-request/invalid-items', `items.${i}.locationId must be a location id`, { field: `items.${i}.locationId` });
+        }
+        return { sku: item.sku.toUpperCase(), locationId: item.locationId as string | undefined, stock: stockOf(item.stock, `items.${i}.stock`) };
+      });
+      const fallback = (await new Locations(tenantDb).defaultLocation())._id;
       const key = ctx.get('idempotency-key') || newId('bulk');
       const results = [];
-      for (const [i, item] of (items as Record<string, unknown>[]).entries()) {
-        const sku = typeof item.sku === 'string' ? item.sku.toUpperCase() : null;
-        const locationId = typeof item.locationId === 'string' ? item.locationId : fallback;
+      for (const [i, item] of checked.entries()) {
+        const locationId = item.locationId ?? fallback;
         try {
-          if (!sku) throw new AppError(400, 'bad-request/missing-sku', 'sku is required', { field: `items.${i}.sku` });
-          const done = await setStock(ctx, locationId, sku, stockOf(item.stock, `items.${i}.stock`), `${key}:${i}`);
-          results.push({ sku, locationId, success: true, onHand: done.onHand });
+          const done = await setStock(ctx, locationId, item.sku, item.stock, `${key}:${i}`);
+          results.push({ sku: item.sku, locationId, success: true, onHand: done.onHand });
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
-          results.push({ sku, locationId, success: false, error: { code: err.codeFor('inventory'), message: err.message } });
+          results.push({ sku: item.sku, locationId, success: false, error: { code: err.codeFor('inventory'), message: err.message } });
         }
       }
       const failed = results.filter((r) => !r.success).length;

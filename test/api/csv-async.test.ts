@@ -120,6 +120,7 @@ describe('errors', () => {
     const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]));
     expectError(await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key, config: { skipErrorRows: 'yes' } } }), 400, 'bad-request/invalid-config');
     expectError(await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key, config: { format: 'xml' } } }), 400, 'bad-request/invalid-config');
+    expectError(await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key, config: { fieldsToUpdate: ['prcie'] } } }), 400, 'bad-request/invalid-config');
     expectError(await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key, config: { mappings: { constructor: 'sku' } } } }), 400, 'bad-request/invalid-config');
     // a __proto__ key is refused by the JSON parser itself, before any handler sees it
     const proto = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key, config: { mappings: JSON.parse('{"__proto__":"sku"}') } } });

@@ -75,16 +75,44 @@ test('an unknown location is 404 not-found/location; an unknown SKU 404 not-foun
 });
 
 test('bulk-update: a result per item, 207 when some fail; invalid or empty items 400', async () => {
-  const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: SKU, stock: 4 }, { sku: `${P}-NOPE`, stock: 1 }, { sku: VAR, stock: -2 }, { stock: 1 }] } });
+  const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: SKU, stock: 4 }, { sku: `${P}-NOPE`, stock: 1 }, { sku: VAR, stock: 2, locationId: 'loc_nowhere' }] } });
   expect(res.status).toBe(207);
-  expect(res.body).toMatchObject({ succeeded: 1, failed: 3 });
-  expect(res.body.results.map((r: { success: boolean; error?: { code: string } }) => r.error?.code ?? 'ok')).toEqual(['ok', 'not-found', 'bad-request/invalid-stock', 'bad-request/missing-sku']);
+  expect(res.body).toMatchObject({ succeeded: 1, failed: 2 });
+  expect(res.body.results.map((r: { success: boolean; error?: { code: string } }) => r.error?.code ?? 'ok')).toEqual(['ok', 'not-found', 'not-found/location']);
+  // a malformed item refuses the whole request: nothing written
+  const before = await ledger().onHand(SKU, loc);
+  for (const [items, code, field] of [
+    [[{ sku: SKU, stock: 9 }, { sku: VAR, stock: -2 }], 'bad-request/invalid-stock', 'items.1.stock'],
+    [[{ sku: SKU, stock: 9 }, { sku: VAR, stock: '3' }], 'bad-request/invalid-stock', 'items.1.stock'],
+    [[{ sku: SKU, stock: 9 }, { stock: 1 }], 'bad-request/invalid-items', 'items.1.sku'],
+    [[{ sku: SKU, stock: 9, locationId: 7 }], 'bad-request/invalid-items', 'items.0.locationId'],
+  ] as const) {
+    const refused = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items } });
+    expectError(refused, 400, code);
+    expect(refused.body.field).toBe(field);
+  }
+  expect(await ledger().onHand(SKU, loc)).toBe(before);
   expect(await ledger().onHand(SKU, loc)).toBe(4);
   const ok = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: SKU, stock: 5, locationId: loc }] } });
   expect(ok.status).toBe(200);
   expectError(await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [] } }), 400, 'bad-request/invalid-items');
   expectError(await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: 'x' } }), 400, 'bad-request/invalid-items');
   expectError(await http(apiUrl, 'POST', '/inventory/bulk-update', { key }), 400, 'bad-request/missing-body');
+});
+
+test('bulk-update without locationId sets the default location, also after another location became the default', async () => {
+  const store = await http(apiUrl, 'POST', '/locations', { key, body: { name: `Store ${P}`, type: 'location' } });
+  expect(store.status).toBe(201);
+  const storeId = store.body.id ?? store.body._id;
+  expect((await http(apiUrl, 'POST', `/locations/${storeId}/set-default`, { key })).status).toBe(200);
+  try {
+    const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: VAR, stock: 11 }] } });
+    expect(res.status).toBe(200);
+    expect(res.body.results[0]).toMatchObject({ locationId: storeId, onHand: 11 });
+    expect(await ledger().onHand(VAR, storeId)).toBe(11);
+  } finally {
+    expect((await http(apiUrl, 'POST', `/locations/${loc}/set-default`, { key })).status).toBe(200);
+  }
 });
 
 test('50 concurrent decrements of 1 on a stock of 10: exactly 10 succeed and the stock ends at 0', async () => {
