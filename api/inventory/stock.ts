@@ -48,7 +48,10 @@ async function setStock(ctx: AppContext, locationId: string, rawSku: string, sto
   await new Locations(tenantDb).require(locationId);
   const sku = await requiredSku(tenantDb, rawSku);
   await assertManualEdit(tenantDb, sku, locationId);
-  const { onHand, movement } = await new Ledger(tenantDb).set({ sku, locationId, target: stock, reason: 'manual', actor: principal.keyId, idempotencyKey });
+  // a client's key names a movement of this balance only: the same key for another SKU or location
+  // is another movement, and it cannot collide with the keys the service makes (adj:…, trf:…)
+  const key = idempotencyKey && `put:${locationId}:${sku}:${idempotencyKey}`;
+  const { onHand, movement } = await new Ledger(tenantDb).set({ sku, locationId, target: stock, reason: 'manual', actor: principal.keyId, idempotencyKey: key });
   return { sku, locationId, onHand, movementId: movement?.idempotencyKey ?? null };
 }
 

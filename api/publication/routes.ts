@@ -4,6 +4,7 @@ import { Channels, type ChannelDoc } from '../../shared/channels/channels';
 import { listChannelProducts } from '../../shared/channels/connector';
 import { resolveChannelType } from '../../shared/channels/channel-types';
 import { AppError } from '../../shared/errors/catalog';
+import { Locations } from '../../shared/locations/locations';
 import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { jobs, type JobRecord } from '../../shared/jobs/collection';
 import { products } from '../../shared/products/collections';
@@ -210,6 +211,7 @@ export const publicationRoutes = defineRoutes([
       },
     },
     bodyValidation: 'handler',
+    bodyRequired: false, // the handler answers a missing body with the publication's own bad-request
     responses: {
       201: { description: '`{jobId, results[{sku, success, error?}]}`' },
       202: { description: '`{jobId, metadata: {async: true}}`' },
@@ -233,6 +235,8 @@ export const publicationRoutes = defineRoutes([
       if (!Array.isArray(targetMarketplaces) || targetMarketplaces.some((m) => typeof m !== 'string')) throw badRequest('targetMarketplaces must be a list of texts', 'targetMarketplaces');
       const channel = await channelOf(ctx, b.channelId);
       if (channel.status !== 'active') throw new AppError(400, 'CHANNEL_INACTIVE', `Channel ${b.channelId} is ${channel.status}`, { field: 'channelId' });
+      // stock is read at this location: an unknown one would publish 0 for every product
+      if (options.locationId) await new Locations(tenantDb).require(options.locationId);
       const ids = await resolveSelection(tenantDb, mode, productIds, filters);
       if (!ids.length) throw new AppError(400, 'NO_PRODUCTS', 'The selection resolved no products');
       const sync = ids.length <= ctx.deps.config.publishSyncMax;
@@ -278,6 +282,7 @@ export const publicationRoutes = defineRoutes([
     auth: read,
     body: { type: 'object', required: ['channelId', 'selectionMode'], properties: { channelId: { type: 'string' }, selectionMode: { type: 'string', enum: LEGACY_MODES }, skus: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } },
     bodyValidation: 'handler',
+    bodyRequired: false, // a missing body is the handler's bad-request (selectionMode is required)
     responses: { 200: { description: '`{published[], ready[], needs_review[], rejected[]}` of `{id, sku, title, reasons[]}`, plus page, limit, total' }, 400: { description: 'bad-request' }, 404: { description: 'CHANNEL_NOT_FOUND' } },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);

@@ -49,6 +49,10 @@ test('a retried PUT with the same Idempotency-Key records one movement', async (
   expect([a.status, b.status]).toEqual([200, 200]);
   expect(b.body).toEqual(a.body);
   expect(await deps.db.collection('stock_movements').countDocuments({ tenantId, sku: SKU })).toBe(1);
+  // the same key on another balance is another movement, not the first one's answer
+  const other = await http(apiUrl, 'PUT', stockPath(VAR), { key, body: { stock: 6 }, headers });
+  expect(other.body).toMatchObject({ sku: VAR, onHand: 6 });
+  expect(await ledger().onHand(VAR, loc)).toBe(6);
 });
 
 test.each([

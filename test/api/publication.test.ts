@@ -184,6 +184,9 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
     expect(res.body.field).toMatch(/^filters\./);
   }
   expectError(await publish({ mode: 'single', productIds: [p.sku] }), 400, 'bad-request');
+  expectError(await http(apiUrl, 'POST', '/products/export', { key }), 400, 'bad-request'); // no body at all
+  expectError(await http(apiUrl, 'POST', '/products/export/validate', { key }), 400, 'bad-request');
+  expectError(await publish({ channelId: ch, mode: 'single', productIds: [p.sku], options: { locationId: 'loc_nowhere' } }), 404, 'not-found/location');
   expectError(await publish({ channelId: ch, mode: 'some' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, selectionMode: 'sideways' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, mode: 'selected' }), 400, 'bad-request');
