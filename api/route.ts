@@ -4,7 +4,7 @@ import type { Next } from 'koa';
 import type { AppContext } from './context';
 import { authenticate } from './middleware/auth';
 import type { Scope } from '../shared/auth/scopes';
-import { errors } from '../shared/errors/catalog';
+import { AppError, errors } from '../shared/errors/catalog';
 import { compile, summarize, toFieldErrors, type JsonSchema } from '../shared/validation';
 
 /**
@@ -28,6 +28,8 @@ export interface RouteSpec {
   bodyLimitBytes?: number;
   /** 'handler': the body schema documents the route; the handler validates (for domain-specific messages). */
   bodyValidation?: 'route' | 'handler';
+  /** The code of a body the route's schema refuses or a missing body, where the spec names one (CSV: `bad-request`). */
+  bodyErrorCode?: string;
   query?: JsonSchema;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
   handler: (ctx: AppContext) => Promise<void> | void;
@@ -75,10 +77,11 @@ function validator(spec: RouteSpec) {
     }
     if (spec.body) {
       if (ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
-      if (ctx.request.body === undefined) throw errors.missingBody();
+      if (ctx.request.body === undefined) throw spec.bodyErrorCode ? new AppError(400, spec.bodyErrorCode, 'A JSON body is required') : errors.missingBody();
       if (body && !body(ctx.request.body)) {
         const fe = toFieldErrors(body.errors);
-        throw errors.invalidInput(`Invalid body: ${summarize(fe)}`, fe);
+        const message = `Invalid body: ${summarize(fe)}`;
+        throw spec.bodyErrorCode ? new AppError(400, spec.bodyErrorCode, message, { field: fe[0]?.field, fieldErrors: fe }) : errors.invalidInput(message, fe);
       }
     }
     return next();

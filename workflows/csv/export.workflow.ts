@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { ExportInput } from '../../activities/csv/export-csv';
+import { failureMessage } from './import.workflow';
 
 const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry: { maximumAttempts: 10 } });
 
@@ -13,7 +14,7 @@ export async function csvExportWorkflow(input: ExportInput) {
     await acts.updateJob({ ...ref, status: 'completed', result: { ...result } });
     return result;
   } catch (err) {
-    await acts.updateJob({ ...ref, status: 'failed', error: (err as Error).message });
+    await acts.updateJob({ ...ref, status: 'failed', error: failureMessage(err) });
     throw err;
   }
 }

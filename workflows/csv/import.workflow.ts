@@ -23,6 +23,12 @@ export interface ImportProgress {
 
 export const importProgress = defineQuery<ImportProgress>('progress');
 
+/** What went wrong, from an activity's failure (its own message is only "Activity task failed"). */
+export function failureMessage(err: unknown): string {
+  const e = err as { message?: string; cause?: { message?: string } };
+  return e.cause?.message || e.message || String(err);
+}
+
 /**
  * Chunks applied at once (deterministic: the order comes from the history). Two overlap one
  * chunk's planning (validation, in the worker) with another's writes (in the database), which on
@@ -53,43 +59,48 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
   const p: ImportProgress = { status: 'processing', totalRows: 0, processedRows: 0, created: 0, updated: 0, failed: 0, skipped: 0, percent: 0 };
   setHandler(importProgress, () => p);
   await acts.updateJob({ ...ref, status: 'processing' });
+  try {
+    const staged = await acts.stageImport({ ...ref, s3Key: input.s3Key, config: input.config, chunkSize: input.chunkSize });
+    p.totalRows = staged.totalRows;
+    const structuralErrors = [...staged.structuralErrors];
+    if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
+    if (staged.exceedsVariantCap) structuralErrors.push('a product has more rows (variants) than the cap');
 
-  const staged = await acts.stageImport({ ...ref, s3Key: input.s3Key, config: input.config, chunkSize: input.chunkSize });
-  p.totalRows = staged.totalRows;
-  const structuralErrors = [...staged.structuralErrors];
-  if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
-  if (staged.exceedsVariantCap) structuralErrors.push('a product has more rows (variants) than the cap');
-
-  // skipErrorRows false: a dry pass first; one bad row means nothing is written
-  let write = structuralErrors.length === 0;
-  if (write && !input.config.skipErrorRows) {
-    let failed = 0;
-    await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
-      failed += (await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: true })).failed;
-    });
-    write = failed === 0;
-    if (!write) {
-      p.failed = failed;
-      p.skipped = p.totalRows - failed;
-      p.processedRows = p.totalRows;
+    // skipErrorRows false: a dry pass first; one bad row means nothing is written
+    let write = structuralErrors.length === 0;
+    if (write && !input.config.skipErrorRows) {
+      let failed = 0;
+      await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
+        failed += (await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: true })).failed;
+      });
+      write = failed === 0;
+      if (!write) {
+        p.failed = failed;
+        p.skipped = p.totalRows - failed;
+        p.processedRows = p.totalRows;
+      }
     }
+    if (write) {
+      await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
+        const c = await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: false });
+        p.created += c.created;
+        p.updated += c.updated;
+        p.failed += c.failed;
+        p.skipped += c.skipped;
+        p.processedRows += c.totalProcessed;
+        p.percent = p.totalRows ? Math.floor((p.processedRows / p.totalRows) * 100) : 100;
+      });
+    }
+    const counts = { totalProcessed: p.processedRows, created: p.created, updated: p.updated, skipped: p.skipped, failed: p.failed };
+    const { errorReportKey } = await acts.finishImport({ ...ref, operationId: input.operationId, counts, wrote: write });
+    p.status = structuralErrors.length ? 'failed' : 'completed';
+    p.percent = 100;
+    const result = { ...p, errorReportKey, structuralErrors };
+    await acts.updateJob({ ...ref, status: p.status, result: { ...result }, ...(structuralErrors.length ? { error: structuralErrors.join('; ') } : {}) });
+    return result;
+  } catch (err) {
+    // an activity failed past its retries: the job ends failed, saying why, rather than processing forever
+    await acts.updateJob({ ...ref, status: 'failed', error: failureMessage(err) });
+    throw err;
   }
-  if (write) {
-    await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
-      const c = await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: false });
-      p.created += c.created;
-      p.updated += c.updated;
-      p.failed += c.failed;
-      p.skipped += c.skipped;
-      p.processedRows += c.totalProcessed;
-      p.percent = p.totalRows ? Math.floor((p.processedRows / p.totalRows) * 100) : 100;
-    });
-  }
-  const counts = { totalProcessed: p.processedRows, created: p.created, updated: p.updated, skipped: p.skipped, failed: p.failed };
-  const { errorReportKey } = await acts.finishImport({ ...ref, operationId: input.operationId, counts, wrote: write });
-  p.status = structuralErrors.length ? 'failed' : 'completed';
-  p.percent = 100;
-  const result = { ...p, errorReportKey, structuralErrors };
-  await acts.updateJob({ ...ref, status: p.status, result: { ...result }, ...(structuralErrors.length ? { error: structuralErrors.join('; ') } : {}) });
-  return result;
 }
