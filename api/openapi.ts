@@ -47,6 +47,8 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
       responses['403'] ??= { description: 'missing scope or suspended tenant', content: { 'application/json': { schema: errorSchema } } };
     }
     if (r.body || r.query) responses['400'] ??= { description: 'invalid input', content: { 'application/json': { schema: errorSchema } } };
+    // a path naming a resource answers 404 for one that does not exist or is another tenant's
+    if (params.length) responses['404'] ??= { description: 'no such resource in this tenant', content: { 'application/json': { schema: errorSchema } } };
     paths[path] ??= {};
     paths[path][r.method] = {
       summary: r.summary,

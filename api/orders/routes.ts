@@ -205,7 +205,7 @@ export const orderRoutes = defineRoutes([
     auth: update,
     body: patchBody,
     bodyValidation: 'handler',
-    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, <changed fields>, updatedAt, _links: {self, prepare, cancel}}}`' } },
+    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, <changed fields>, updatedAt, _links: {self, prepare, cancel}}}`' }, 409: { description: 'orders:duplicate_external_id' } },
     handler: async (ctx) => {
       const body = ctx.request.body as Record<string, unknown>;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw orderErrors.invalid('Body must be a JSON object');
@@ -287,6 +287,7 @@ export const orderRoutes = defineRoutes([
       required: ['status'],
       properties: { status: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
     },
+    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } },
     handler: async (ctx) => {
       const { status, reason } = ctx.request.body as { status: OrderState; reason?: string };
       const { doc, from } = await service(ctx).move(ctx.params.orderId, status, 'status', reason);
@@ -305,6 +306,7 @@ export const orderRoutes = defineRoutes([
       required: ['to'],
       properties: { to: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
     },
+    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } },
     handler: async (ctx) => {
       const { to, reason } = ctx.request.body as { to: OrderState; reason?: string };
       const { doc, from } = await service(ctx).move(ctx.params.orderId, to, 'transition', reason);

@@ -27,6 +27,12 @@ test('/openapi.json is public and lists the routes with their security', async (
   expect(res.body.paths['/auth/token'].post.security).toEqual([{ bearer: [] }]);
   expect(res.body.paths['/auth/refresh'].post.requestBody.content['application/json'].schema.properties.refreshToken).toBeDefined();
   expect((await http(apiUrl, 'GET', '/v1/openapi.json')).status).toBe(200);
+  // the spec's answers for a resource path: 404 for a missing one, 409 where a move is refused
+  expect(Object.keys(res.body.paths['/orders/{orderId}'].put.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '409']));
+  expect(Object.keys(res.body.paths['/orders/{orderId}/status'].put.responses)).toEqual(expect.arrayContaining(['404', '409']));
+  expect(Object.keys(res.body.paths['/orders/{orderId}/transition'].post.responses)).toEqual(expect.arrayContaining(['404', '409']));
+  expect(res.body.paths['/products/{id}'].get.responses['404']).toBeDefined();
+  expect(res.body.paths['/health'].get.responses['404']).toBeUndefined();
 });
 
 describe('access and refresh tokens', () => {
