@@ -19,6 +19,7 @@ import {
   PUBLICATION_JOB,
   publishProblems,
   resolveSelection,
+  selectionPage,
   MAX_PUBLICATION_PRODUCTS,
   type PublishOptions,
   type SelectionMode,
@@ -294,9 +295,8 @@ export const publicationRoutes = defineRoutes([
       const limit = b.limit === undefined ? 50 : Number(b.limit);
       if (!Number.isInteger(page) || page < 1) throw badRequest('page must be a whole number from 1', 'page');
       if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badRequest('limit must be 1 to 200', 'limit');
-      const ids = await resolveSelection(tenantDb, mode, idsOf(b, 'skus', mode), filtersOf(b, mode));
-      const docs = await productsByIds(tenantDb, ids.slice((page - 1) * limit, page * limit));
-      const out = { published: [] as unknown[], ready: [] as unknown[], needs_review: [] as unknown[], rejected: [] as unknown[], page, limit, total: ids.length };
+      const { docs, total } = await selectionPage(tenantDb, mode, idsOf(b, 'skus', mode), filtersOf(b, mode), page, limit);
+      const out = { published: [] as unknown[], ready: [] as unknown[], needs_review: [] as unknown[], rejected: [] as unknown[], page, limit, total };
       const type = resolveChannelType(channel.type)?.id ?? channel.type;
       for (const p of docs) {
         const entry = { id: p._id.toHexString(), sku: p.sku, title: p.title?.value ?? null };

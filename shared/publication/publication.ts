@@ -115,6 +115,29 @@ export async function resolveSelection(tenantDb: TenantDb, mode: SelectionMode, 
   return [...new Set(ids)];
 }
 
+/**
+ * One page of a selection, for validation: `all` and `filtered` read the page and count the
+ * selection in the database, so a catalog of any size can be validated page by page (a
+ * publication itself takes at most MAX_PUBLICATION_PRODUCTS).
+ */
+export async function selectionPage(
+  tenantDb: TenantDb,
+  mode: SelectionMode,
+  productIds: string[] | undefined,
+  filters: ProductFilters | undefined,
+  page: number,
+  limit: number,
+): Promise<{ docs: ProductDoc[]; total: number }> {
+  if (mode === 'all' || mode === 'filtered') {
+    const col = tenantDb.collection(products);
+    const filter = mode === 'all' ? {} : buildFilter(filters ?? {}).filter;
+    const [docs, total] = await Promise.all([col.find(filter, { sort: { createdAt: 1, _id: 1 }, skip: (page - 1) * limit, limit }).toArray(), col.countDocuments(filter)]);
+    return { docs: docs as ProductDoc[], total };
+  }
+  const ids = await resolveSelection(tenantDb, mode, productIds, filters);
+  return { docs: await productsByIds(tenantDb, ids.slice((page - 1) * limit, page * limit)), total: ids.length };
+}
+
 export async function productsByIds(tenantDb: TenantDb, ids: string[]): Promise<ProductDoc[]> {
   const col = tenantDb.collection(products);
   const docs = await Promise.all(ids.map((id) => col.findOne({ _id: new ObjectId(id) })));

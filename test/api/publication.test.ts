@@ -6,7 +6,8 @@ import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/proces
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Ledger } from '../../shared/inventory/ledger';
 import { systemLocationId } from '../../shared/locations/locations';
-import { OPTION_DEFAULTS } from '../../shared/publication/publication';
+import { MAX_PUBLICATION_PRODUCTS, OPTION_DEFAULTS } from '../../shared/publication/publication';
+import { ObjectId } from 'mongodb';
 import type { PublicationInput } from '../../workflows/publication/publish.workflow';
 
 /** Publication to a real HTTP channel server started here: sync and async, cancel, locks, errors, retail-group reads. */
@@ -201,6 +202,26 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
   expectError(await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key: other.key }), 404, 'not-found');
   expectError(await http(apiUrl, 'POST', '/products/export', { key: other.key, body: { channelId: ch, mode: 'single', productIds: [p.sku] } }), 404, 'CHANNEL_NOT_FOUND');
   expectError(await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key }), 400, 'cancel-failed');
+});
+
+test('validate pages through a selection larger than a publication may take (all, filtered)', async () => {
+  const t = await deps.tenantWithKey();
+  const ch = await http(apiUrl, 'POST', '/channels', { key: t.key, body: { name: 'Big', type: 'custom', settings: { endpointUrl: server.url }, secret: SECRET } });
+  expect(ch.status).toBe(201);
+  const base = Date.now();
+  const count = MAX_PUBLICATION_PRODUCTS + 1;
+  await deps.db.collection('products').insertMany(
+    Array.from({ length: count }, (_, i) => ({ _id: new ObjectId(), tenantId: t.tenantId, sku: `BIG-${i}`, title: { value: `Big ${i}` }, brand: 'Bulk', price: 5, status: 'active', media: [], bindings: [], variants: [], createdAt: new Date(base + i), updatedAt: new Date(base + i) })),
+  );
+  for (const body of [{ selectionMode: 'all' }, { selectionMode: 'filtered', filters: { brands: ['Bulk'] } }]) {
+    const res = await http(apiUrl, 'POST', '/products/export/validate', { key: t.key, body: { channelId: ch.body.id, ...body, page: 101, limit: 50 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ page: 101, limit: 50, total: count });
+    const listed = [...res.body.published, ...res.body.ready, ...res.body.needs_review, ...res.body.rejected];
+    expect(listed.map((p: { sku: string }) => p.sku)).toEqual([`BIG-${count - 1}`]);
+  }
+  // a publication itself is capped: a clear 400
+  expectError(await http(apiUrl, 'POST', '/products/export', { key: t.key, body: { channelId: ch.body.id, mode: 'all' } }), 400, 'bad-request');
 });
 
 test('validate: published, ready, needs_review and rejected with reasons', async () => {
