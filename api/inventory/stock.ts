@@ -202,10 +202,10 @@ export const stockRoutes = defineRoutes([
       // well formed but could not be applied (an unknown SKU or location, an integration's SKU)
       const checked = (items as Record<string, unknown>[]).map((item, i) => {
         if (typeof item.sku !== 'string' || !item.sku.trim()) throw new AppError(400, 'bad-request/invalid-items', `items.${i}.sku is required`, { field: `items.${i}.sku` });
-        if (item.locationId !== undefined && (typeof item.locationId !== 'string' || !item.locationId)) {
+        if (item.locationId != null && (typeof item.locationId !== 'string' || !item.locationId)) {
           throw new AppError(400, 'bad-request/invalid-items', `items.${i}.locationId must be a location id`, { field: `items.${i}.locationId` });
         }
-        return { sku: item.sku.toUpperCase(), locationId: item.locationId as string | undefined, stock: stockOf(item.stock, `items.${i}.stock`) };
+        return { sku: item.sku.toUpperCase(), locationId: (item.locationId ?? undefined) as string | undefined, stock: stockOf(item.stock, `items.${i}.stock`) };
       });
       const fallback = (await new Locations(tenantDb).defaultLocation())._id;
       const key = ctx.get('idempotency-key') || newId('bulk');

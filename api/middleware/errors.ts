@@ -19,8 +19,11 @@ function fromParserError(err: unknown, limit: number): AppError | null {
   if (!e || typeof e !== 'object') return null;
   // a gzip or deflate body that does not decompress (zlib's Z_DATA_ERROR, Z_BUF_ERROR, …); koa-body
   // turns the non-Error zlib throws into an Error whose message is that object as JSON
-  const zlib = typeof e.code === 'string' ? e.code : /"code":"(Z_[A-Z_]+)"/.exec((err as Error).message ?? '')?.[1];
-  if (zlib?.startsWith('Z_')) return errors.invalidInput('Request body does not decompress as its Content-Encoding says');
+  // (brotli's codes are ERR__ERROR_…)
+  const zlib = typeof e.code === 'string' ? e.code : /"code":"((?:Z_|ERR__ERROR_)[A-Z0-9_]+)"/.exec((err as Error).message ?? '')?.[1];
+  if (zlib?.startsWith('Z_') || zlib?.startsWith('ERR__ERROR_')) return errors.invalidInput('Request body does not decompress as its Content-Encoding says');
+  // an encoding the parser does not know (inflation answers 415 without a type)
+  if (e.status === 415 && !e.type) return errors.unsupportedMediaType('unsupported content encoding');
   // co-body reports bad JSON as a SyntaxError with status 400 and no type
   // never the parser's own text: it quotes the body, which may hold a secret
   if (e.name === 'SyntaxError' && e.status === 400) {

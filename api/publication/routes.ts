@@ -108,7 +108,9 @@ function filtersOf(b: Record<string, unknown>, mode: SelectionMode): ProductFilt
   const allowed = Object.keys(FILTERS);
   const unknown = Object.keys(f).filter((k) => !allowed.includes(k));
   if (unknown.length) throw badRequest(`Unknown filter(s): ${unknown.join(', ')}; accepted: ${allowed.join(', ')}`, 'filters');
-  // typed before they reach a query: an object here would be a query operator, a number a crash
+  // typed before they reach a query: an object here would be a query operator, a number a crash;
+  // a null filter is no filter, as before
+  for (const [k, v] of Object.entries(f)) if (v === null) delete (f as Record<string, unknown>)[k];
   if (!validFilters(f)) {
     const fieldErrors = toFieldErrors(validFilters.errors, 'filters');
     throw badRequest(`Invalid filters: ${summarize(fieldErrors)}`, fieldErrors[0]?.field ?? 'filters');
@@ -293,7 +295,7 @@ export const publicationRoutes = defineRoutes([
       const channel = await channelOf(ctx, b.channelId);
       const page = b.page === undefined ? 1 : Number(b.page);
       const limit = b.limit === undefined ? 50 : Number(b.limit);
-      if (!Number.isInteger(page) || page < 1) throw badRequest('page must be a whole number from 1', 'page');
+      if (!Number.isInteger(page) || page < 1 || page > MAX_PAGE) throw badRequest(`page must be a whole number from 1 to ${MAX_PAGE}`, 'page');
       if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badRequest('limit must be 1 to 200', 'limit');
       const { docs, total } = await selectionPage(tenantDb, mode, idsOf(b, 'skus', mode), filtersOf(b, mode), page, limit);
       const out = { published: [] as unknown[], ready: [] as unknown[], needs_review: [] as unknown[], rejected: [] as unknown[], page, limit, total };

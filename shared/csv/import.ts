@@ -45,7 +45,7 @@ export type Plan =
 const SERVER_FIELDS = ['_id', 'tenantId', 'createdAt', 'updatedAt', 'version'];
 
 export function checkFieldsToUpdate(fields: string[] | undefined): void {
-  const unknown = (fields ?? []).filter((f) => !(f in productProperties) || f === 'sku');
+  const unknown = (fields ?? []).filter((f) => !Object.hasOwn(productProperties, f) || f === 'sku');
   if (unknown.length) throw new AppError(400, 'bad-request/invalid-config', `fieldsToUpdate names fields that cannot be updated: ${unknown.join(', ')}`, { field: 'fieldsToUpdate' });
 }
 

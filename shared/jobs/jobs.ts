@@ -6,6 +6,9 @@ import { JOB_TYPE, TENANT_ID } from '../temporal/search-attributes';
 import { workflowIdFor } from '../temporal/workflow-ids';
 import { jobs, type JobRecord } from './collection';
 
+/** A job whose workflow cannot be found this long after the job was made has none any more. */
+const GONE_AFTER_MS = 10 * 60_000;
+
 export interface StartJob {
   type: string;
   /** Job id prefix: `csvimp`, `csvexp`, `exp`, … */
@@ -106,13 +109,15 @@ export class Jobs {
     try {
       ended = (await this.temporal.workflow.getHandle(job.workflowId).describe()).status.name;
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return job; // not started yet (Jobs.start), or long gone
-      throw err;
+      // not found: being started (Jobs.start takes milliseconds), or purged after Temporal's
+      // retention; anything else (Temporal unreachable) is no answer, and the job stays as it is
+      if (!(err instanceof WorkflowNotFoundError) || Date.now() - job.createdAt.getTime() < GONE_AFTER_MS) return job;
+      ended = 'NOT_FOUND';
     }
     // COMPLETED: the workflow recorded its end before completing; a read just before it is stale
-    if (!['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED'].includes(ended)) return job;
+    if (!['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED', 'NOT_FOUND'].includes(ended)) return job;
     const now = new Date();
-    const error = job.error ?? `the job's workflow ended (${ended.toLowerCase().replace('_', ' ')}) before it finished`;
+    const error = job.error ?? `the job's workflow ${ended === 'NOT_FOUND' ? 'is gone' : `ended (${ended.toLowerCase().replace('_', ' ')})`} before it finished`;
     const settled = await tenantDb
       .collection(jobs)
       .findOneAndUpdate({ _id: job._id, status: { $in: ['queued', 'processing'] } }, { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } }, { returnDocument: 'after' });

@@ -178,6 +178,12 @@ test('a job whose workflow an operator terminated ends failed, and frees its run
   expect(status.body).toMatchObject({ status: 'failed', error: expect.stringContaining('terminated') });
   expect((await new TenantDb(deps.db, t.tenantId).collection(jobs).findOne({ _id: started.body.jobId }))).toMatchObject({ status: 'failed', finishedAt: expect.any(Date) });
   await finished(next.body.jobId, t.key);
+
+  // a job whose workflow is gone (purged after Temporal's retention) ends failed too, once old enough
+  const old = new Date(Date.now() - 11 * 60_000);
+  const gone = `csvimp_gone${Date.now()}`;
+  await new TenantDb(deps.db, t.tenantId).collection(jobs).insertOne({ _id: gone, type: 'csv-import', workflowId: `${t.tenantId}/${gone}`, status: 'processing', idempotencyKey: gone, input: {}, result: null, error: null, createdAt: old, updatedAt: old, finishedAt: null });
+  expect((await http(apiUrl, 'GET', `/products/bulk/csv/import/${gone}`, { key: t.key })).body).toMatchObject({ status: 'failed', error: expect.stringContaining('gone') });
 });
 
 describe('async export', () => {

@@ -96,6 +96,7 @@ describe('sync import', () => {
     expect(res.body).toMatchObject({ updated: 1, errors: [] });
     expect(await bySku(sku)).toMatchObject({ title: { value: 'Before' }, price: 6, brand: 'Old' });
     expectError(await importCsv({ content: csv([{ sku, title: 'x', price: 1 }]), fieldsToUpdate: ['colour'] }), 400, 'bad-request/invalid-config');
+    expectError(await importCsv({ content: csv([{ sku, title: 'x', price: 1 }]), fieldsToUpdate: ['constructor'] }), 400, 'bad-request/invalid-config');
   });
 
   test('export then import again changes nothing (every row skipped as unchanged, no new operation)', async () => {

@@ -110,9 +110,10 @@ test('bulk-update without locationId sets the default location, also after anoth
   const storeId = store.body.id ?? store.body._id;
   expect((await http(apiUrl, 'POST', `/locations/${storeId}/set-default`, { key })).status).toBe(200);
   try {
-    const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: VAR, stock: 11 }] } });
+    const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: VAR, stock: 11 }, { sku: VAR, stock: 11, locationId: null }] } });
     expect(res.status).toBe(200);
     expect(res.body.results[0]).toMatchObject({ locationId: storeId, onHand: 11 });
+    expect(res.body.results[1]).toMatchObject({ locationId: storeId, onHand: 11 });
     expect(await ledger().onHand(VAR, storeId)).toBe(11);
   } finally {
     expect((await http(apiUrl, 'POST', `/locations/${loc}/set-default`, { key })).status).toBe(200);

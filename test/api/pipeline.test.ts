@@ -81,6 +81,10 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
     });
     expectError(res, 400, invalidInput, area);
+    const brotli = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: Buffer.from('not brotli at all'), headers: { 'content-type': 'application/json', 'content-encoding': 'br' } });
+    expectError(brotli, 400, invalidInput, area);
+    const unknownEncoding = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } });
+    expectError(unknownEncoding, 415, area === 'orders' ? 'validation:unsupported_media_type' : 'unsupported-media-type', area);
   });
 
   test('an upper-case path is the same area (the router ignores case): its envelope and codes', async () => {

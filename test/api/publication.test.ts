@@ -220,6 +220,11 @@ test('validate pages through a selection larger than a publication may take (all
     const listed = [...res.body.published, ...res.body.ready, ...res.body.needs_review, ...res.body.rejected];
     expect(listed.map((p: { sku: string }) => p.sku)).toEqual([`BIG-${count - 1}`]);
   }
+  const far = await http(apiUrl, 'POST', '/products/export/validate', { key: t.key, body: { channelId: ch.body.id, selectionMode: 'all', page: 1e20 } });
+  expectError(far, 400, 'bad-request');
+  // a null filter is no filter
+  const nulls = await http(apiUrl, 'POST', '/products/export/validate', { key: t.key, body: { channelId: ch.body.id, selectionMode: 'filtered', filters: { brands: ['Bulk'], category: null, minPrice: null }, limit: 1 } });
+  expect(nulls.body.total).toBe(count);
   // a publication itself is capped: a clear 400
   expectError(await http(apiUrl, 'POST', '/products/export', { key: t.key, body: { channelId: ch.body.id, mode: 'all' } }), 400, 'bad-request');
 });

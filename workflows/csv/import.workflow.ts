@@ -23,10 +23,13 @@ export interface ImportProgress {
 
 export const importProgress = defineQuery<ImportProgress>('progress');
 
-/** What went wrong, from an activity's failure (its own message is only "Activity task failed"). */
+/**
+ * What a client is told when an activity failed past its retries: which step, not the error's
+ * own text (database or store messages name hosts and keys); operators see it in the Temporal UI.
+ */
 export function failureMessage(err: unknown): string {
-  const e = err as { message?: string; cause?: { message?: string } };
-  return e.cause?.message || e.message || String(err);
+  const step = (err as { activityType?: string }).activityType;
+  return `the job stopped: ${step ? `its ${step} step` : 'a step'} failed after repeated attempts`;
 }
 
 /**
