@@ -134,6 +134,10 @@ describe('sync import', () => {
     // quotes and line breaks double once the content is a JSON string: still the spec's 400, not a 413
     const quoted = await importCsv({ content: '"\n'.repeat(1024 * 1024 + 10) });
     expectError(quoted, 400, 'bad-request/file-too-large');
+    // non-ASCII escaped as \uXXXX (Python's json.dumps by default): 2 bytes of content, 6 of body
+    const raw = `{"content":"${'\\u00e9'.repeat(1024 * 1024 + 10)}"}`;
+    const escaped = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, raw, headers: { 'content-type': 'application/json' } });
+    expectError(escaped, 400, 'bad-request/file-too-large');
   });
 
   test('mappings rename columns to the layout\'s', async () => {
