@@ -4,6 +4,7 @@ import { expectError } from '../helpers/expect-error';
 import { http, TestDeps, testStack } from '../helpers/stack';
 import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
 import { TenantDb } from '../../shared/db/tenant-db';
+import { jobs } from '../../shared/jobs/collection';
 import { Ledger } from '../../shared/inventory/ledger';
 import { systemLocationId } from '../../shared/locations/locations';
 import { MAX_PUBLICATION_PRODUCTS, OPTION_DEFAULTS } from '../../shared/publication/publication';
@@ -168,6 +169,24 @@ test('cancel mid-run: the job ends cancelled with its reason, nothing is sent af
   expect(job.published + job.failed).toBeLessThan(30);
   expectError(await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'again' } }), 400, 'cancel-failed');
   // the channel is free again
+  expect((await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] })).status).toBe(201);
+});
+
+test("a publication whose workflow an operator terminated frees its channel: the next one is not 409", async () => {
+  const ch = await channel();
+  const items: { id: string; sku: string }[] = [];
+  for (let i = 0; i < 30; i++) items.push(await product());
+  server.hold();
+  try {
+    const res = await publish({ channelId: ch, mode: 'selected', productIds: items.map((i) => i.id) });
+    expect(res.status).toBe(202);
+    await waitFor('requests held by the channel', async () => server.received.some((r) => items.some((i) => i.sku === r.sku)), { timeoutMs: 60_000 });
+    expectError(await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] }), 409, 'EXPORT_IN_PROGRESS');
+    const job = await new TenantDb(deps.db, tenantId).collection(jobs).findOne({ _id: res.body.jobId });
+    await deps.temporal.workflow.getHandle(job!.workflowId).terminate('operator: channel stuck');
+  } finally {
+    server.release();
+  }
   expect((await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] })).status).toBe(201);
 });
 
