@@ -115,7 +115,6 @@ export const csvAsyncRoutes = defineRoutes([
     path: '/products/bulk/csv/upload-url',
     summary: `A presigned POST for one CSV upload: ${UPLOAD_URL_TTL_SECONDS} s, 1 byte to ${MAX_UPLOAD_BYTES} bytes, server-side encryption enforced, key chosen by the server`,
     tags: ['csv'],
-    bodyErrorCode: 'bad-request',
     auth: { scopes: ['products:import'] },
     responses: { 200: { description: '`{url, fields, s3Key, expiresIn, maxBytes}`: POST the file as multipart/form-data with `fields` then `file`' } },
     handler: async (ctx) => {
@@ -169,7 +168,6 @@ export const csvAsyncRoutes = defineRoutes([
     path: '/products/bulk/csv/import/:jobId',
     summary: 'Status of an async import, with live progress',
     tags: ['csv'],
-    bodyErrorCode: 'bad-request',
     auth: { scopes: ['products:read'] },
     responses: { 200: { description: '`{jobId, status, percent, processedRows, totalRows, created, updated, failed, skipped, errorReportUrl}`' }, 404: { description: 'not-found' } },
     handler: async (ctx) => {
@@ -258,7 +256,6 @@ export const csvAsyncRoutes = defineRoutes([
     path: '/products/bulk/csv/export/:jobId',
     summary: 'Status of an async export; downloadUrl (a time-limited link that needs no key) once finished',
     tags: ['csv'],
-    bodyErrorCode: 'bad-request',
     auth: { scopes: ['products:read'] },
     responses: { 200: { description: '`{jobId, status, percent, processedRows, totalRows, count, downloadUrl}`' }, 404: { description: 'not-found' } },
     handler: async (ctx) => {
