@@ -6,7 +6,7 @@ import { AppError } from '../../shared/errors/catalog';
 import { BulkOperations, type BulkOperation } from '../../shared/bulk/operations';
 import { newId } from '../../shared/ids';
 import type { RollbackResult } from '../../shared/bulk/rollback';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM } from '../../shared/validation';
 
 const both = { scopes: ['products:read' as const, 'products:update' as const] };
 
@@ -31,7 +31,7 @@ export const bulkRoutes = defineRoutes([
       additionalProperties: false,
       properties: {
         type: { type: 'string', enum: ['csv-import', 'flow', 'ai-transform', 'rollback'] },
-        page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+        page: PAGE_PARAM,
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },
     },

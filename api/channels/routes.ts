@@ -13,7 +13,7 @@ import {
   type ChannelStatus,
 } from '../../shared/channels/channels';
 import { errors, type FieldError } from '../../shared/errors/catalog';
-import { MAX_PAGE, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 
 /**
  * CRUD of the tenant's channels. Paths under /channels are area 'other': flat `{code, message, …}`
@@ -116,7 +116,7 @@ const listQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+    page: PAGE_PARAM,
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     type: { ...typeSchema, description: `only channels of this type; any spelling of: ${ACCEPTED_TYPES}` },
     status: statusSchema,

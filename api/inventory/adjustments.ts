@@ -9,8 +9,7 @@ import {
   presentAdjustment,
   type AdjustmentQuery,
 } from '../../shared/inventory/adjustments';
-import type { JsonSchema } from '../../shared/validation';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM, type JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 const adjust = { scopes: ['inventory:adjust' as const] };
@@ -75,7 +74,7 @@ export const adjustmentRoutes = defineRoutes([
         status: { type: 'string', enum: ADJUSTMENT_STATUSES },
         sku: { type: 'string', maxLength: 100 },
         locationId: { type: 'string', maxLength: 100 },
-        page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+        page: PAGE_PARAM,
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },
     },

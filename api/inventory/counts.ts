@@ -1,7 +1,7 @@
 import { defineRoutes } from '../route';
 import { tenantOf, type AppContext } from '../context';
 import { COUNT_STATUSES, COUNT_TYPES, Counts, MAX_COUNT_ITEMS, parseCountItems, parseCreateCount, presentCount, type CountStatus } from '../../shared/inventory/counts';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 const count = { scopes: ['inventory:count' as const] };
@@ -58,7 +58,7 @@ export const countRoutes = defineRoutes([
       properties: {
         status: { type: 'string', enum: COUNT_STATUSES },
         locationId: { type: 'string', maxLength: 100 },
-        page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+        page: PAGE_PARAM,
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },
     },

@@ -4,7 +4,7 @@ import { badRequest } from '../../shared/inventory/adjustments';
 import { knownSku } from '../../shared/inventory/skus';
 import { Lots, VALUATION_METHODS, type ValuationMethod } from '../../shared/inventory/lots';
 import { Locations } from '../../shared/locations/locations';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 
@@ -23,7 +23,7 @@ export const lotRoutes = defineRoutes([
       properties: {
         sku: { type: 'string', maxLength: 100 },
         locationId: { type: 'string', maxLength: 100 },
-        page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+        page: PAGE_PARAM,
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },
     },

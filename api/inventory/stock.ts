@@ -9,14 +9,14 @@ import { knownSku } from '../../shared/inventory/skus';
 import { Locations } from '../../shared/locations/locations';
 import { Catalog } from '../../shared/products/catalog';
 import type { TenantDb } from '../../shared/db/tenant-db';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 const update = { scopes: ['inventory:update' as const] };
 const manage = { scopes: ['inventory:manage' as const] };
 
 const paging = {
-  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+  page: PAGE_PARAM,
   limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
 } as const;
 

@@ -10,7 +10,7 @@ import { JOB_TYPE, TENANT_ID } from '../../shared/temporal/search-attributes';
 import { workflowIdFor } from '../../shared/temporal/workflow-ids';
 import { presentTransfer, transferStateCode, transfers, TRANSFER_MOVES, type TransferAction, type TransferDoc, type TransferLine } from '../../shared/inventory/transfers';
 import type { TransferActionArgs, TransferInput } from '../../workflows/inventory/transfer.workflow';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 const transfer = { scopes: ['inventory:transfer' as const] };
@@ -187,7 +187,7 @@ export const transferRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { status: { type: 'string', enum: ['pending', 'approved', 'received', 'cancelled'] }, page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      properties: { status: { type: 'string', enum: ['pending', 'approved', 'received', 'cancelled'] }, page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
     },
     responses: { 200: { description: '`{transfers, totalCount, page, limit}`' } },
     handler: async (ctx) => {

@@ -5,7 +5,7 @@ import { errors } from '../../shared/errors/catalog';
 import { ADDRESS_FIELDS, LOCATION_STATUSES, LOCATION_TYPES, type LocationDoc, type LocationStatus, type LocationType } from '../../shared/locations/locations';
 import { locationErrors, LocationService, type LocationInput, type LocationPatch } from '../../shared/locations/service';
 import { ZONE_CODE_PATTERN, ZONE_TYPES, type ZoneDoc, type ZoneType } from '../../shared/locations/zones';
-import { MAX_PAGE, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['locations:read' as const] };
 const create = { scopes: ['locations:create' as const] };
@@ -220,7 +220,7 @@ export const locationRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { ...filterQuery, page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      properties: { ...filterQuery, page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
     },
     responses: { 200: ok('`{locations, totalCount, page, limit}`', listOf('locations', locationSchema, true)) },
     handler: async (ctx) => {

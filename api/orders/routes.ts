@@ -5,7 +5,7 @@ import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../.
 import type { OrderDoc } from '../../shared/orders/collections';
 import { orderErrors, Orders } from '../../shared/orders/service';
 import { commaList } from '../../shared/products/query';
-import { MAX_PAGE, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['orders:read' as const] };
 const update = { scopes: ['orders:update' as const] };
@@ -117,6 +117,8 @@ function moveResult(doc: OrderDoc, from: OrderState) {
   return { data: { _id: id, externalId: doc.externalId, orderStatus: doc.orderStatus, previousStatus: from, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self']) } };
 }
 
+/** What every status move answers. */
+const moveResponses = { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } };
 const commentSchema: JsonSchema = { type: 'object', additionalProperties: false, required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } } };
 const reasonBody = (required: boolean): JsonSchema => ({
   type: 'object',
@@ -136,7 +138,7 @@ const namedMoveRoutes: RouteSpec[] = (Object.keys(NAMED_MOVES) as NamedMove[]).m
     auth: update,
     body: reasonBody(needsReason),
     bodyRequired: needsReason,
-    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } },
+    responses: moveResponses,
     handler: async (ctx: AppContext) => {
       const { reason } = ctx.request.body as { reason?: string };
       const { doc, from } = await service(ctx).move(ctx.params.orderId, to, move, reason);
@@ -175,7 +177,7 @@ export const orderRoutes = defineRoutes([
         externalId: { type: 'string', maxLength: 100 },
         from: { type: 'string', format: 'date-time', description: 'created at or after' },
         to: { type: 'string', format: 'date-time', description: 'created at or before' },
-        page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
+        page: PAGE_PARAM,
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },
     },
@@ -262,7 +264,7 @@ export const orderRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+      properties: { page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
     },
     responses: { 200: { description: '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed or comment; actor is the key id' } },
     handler: async (ctx) => {
@@ -287,7 +289,7 @@ export const orderRoutes = defineRoutes([
       required: ['status'],
       properties: { status: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
     },
-    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } },
+    responses: moveResponses,
     handler: async (ctx) => {
       const { status, reason } = ctx.request.body as { status: OrderState; reason?: string };
       const { doc, from } = await service(ctx).move(ctx.params.orderId, status, 'status', reason);
@@ -306,7 +308,7 @@ export const orderRoutes = defineRoutes([
       required: ['to'],
       properties: { to: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
     },
-    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } },
+    responses: moveResponses,
     handler: async (ctx) => {
       const { to, reason } = ctx.request.body as { to: OrderState; reason?: string };
       const { doc, from } = await service(ctx).move(ctx.params.orderId, to, 'transition', reason);

@@ -10,8 +10,7 @@ import type { ProductDoc } from '../../shared/products/types';
 import { addStock, productIdsAvailableAt } from '../../shared/inventory/stock-view';
 import { Locations } from '../../shared/locations/locations';
 import { ObjectId } from 'mongodb';
-import type { JsonSchema } from '../../shared/validation';
-import { MAX_PAGE } from '../../shared/validation';
+import { PAGE_PARAM, type JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['products:read' as const] };
 const commaOf = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
@@ -27,7 +26,7 @@ const filterQuery: Record<string, JsonSchema> = {
   channelId: { type: 'string', maxLength: 100, description: 'products bound to this channel' },
 };
 const paging: Record<string, JsonSchema> = {
-  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: '1-based' },
+  page: { ...PAGE_PARAM, description: '1-based' },
   limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
   sort: { type: 'string', pattern: `^-?(${Object.keys(SORT_FIELDS).join('|')})$`, default: '-createdAt', description: 'field, `-` for descending' },
 };

@@ -10,7 +10,7 @@ import { jobs, type JobRecord } from '../../shared/jobs/collection';
 import { products } from '../../shared/products/collections';
 import { presentListItem } from '../../shared/products/present';
 import { buildFilter, filtersFrom, type ProductFilters } from '../../shared/products/query';
-import { MAX_PAGE, compile, summarize, toFieldErrors } from '../../shared/validation';
+import { MAX_PAGE, PAGE_PARAM, compile, summarize, toFieldErrors } from '../../shared/validation';
 import type { ProductDoc } from '../../shared/products/types';
 import {
   lockChannel,
@@ -110,12 +110,12 @@ function filtersOf(b: Record<string, unknown>, mode: SelectionMode): ProductFilt
   if (unknown.length) throw badRequest(`Unknown filter(s): ${unknown.join(', ')}; accepted: ${allowed.join(', ')}`, 'filters');
   // typed before they reach a query: an object here would be a query operator, a number a crash;
   // a null filter is no filter, as before
-  for (const [k, v] of Object.entries(f)) if (v === null) delete (f as Record<string, unknown>)[k];
-  if (!validFilters(f)) {
+  const given = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== null));
+  if (!validFilters(given)) {
     const fieldErrors = toFieldErrors(validFilters.errors, 'filters');
     throw badRequest(`Invalid filters: ${summarize(fieldErrors)}`, fieldErrors[0]?.field ?? 'filters');
   }
-  return filtersFrom(f as Record<string, unknown>);
+  return filtersFrom(given);
 }
 
 function presentJob(job: JobRecord, progress?: PublicationProgress | null) {
@@ -283,7 +283,7 @@ export const publicationRoutes = defineRoutes([
     summary: 'Which products can be published on a channel: published, ready, needs_review (fixable: category, attributes) or rejected (no image, zero price), with the reasons',
     tags: ['publication'],
     auth: read,
-    body: { type: 'object', required: ['channelId', 'selectionMode'], properties: { channelId: { type: 'string' }, selectionMode: { type: 'string', enum: LEGACY_MODES }, skus: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } },
+    body: { type: 'object', required: ['channelId', 'selectionMode'], properties: { channelId: { type: 'string' }, selectionMode: { type: 'string', enum: LEGACY_MODES }, skus: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } } },
     bodyValidation: 'handler',
     bodyRequired: false, // a missing body is the handler's bad-request (selectionMode is required)
     responses: { 200: { description: '`{published[], ready[], needs_review[], rejected[]}` of `{id, sku, title, reasons[]}`, plus page, limit, total' }, 400: { description: 'bad-request' }, 404: { description: 'CHANNEL_NOT_FOUND' } },
