@@ -2,6 +2,7 @@ import pino from 'pino';
 import { createApp } from './app';
 import { loadConfig } from '../shared/config';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { Tenancy } from '../shared/auth/tenancy';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
@@ -12,7 +13,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { role: 'api' } });
   const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
-  await ensureIndexes(mongo.db);
+  await ensureIndexes(mongo.db, allCollections);
   const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
   const s3 = createS3Client(config.s3);
   const tenancy = new Tenancy(mongo.db, { cache: true });
@@ -22,18 +23,18 @@ async function main(): Promise<void> {
   const server = app.listen(config.port, config.host, () => {
     log.info({ url: `http://${config.host}:${config.port}` }, 'api listening');
   });
-  const sweep = setInterval(() => tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed')), 10 * 60_000);
+  const sweep = setInterval(() => void tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed')), 10 * 60_000);
   sweep.unref();
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'api stopping');
     clearInterval(sweep);
     tenancy.close();
-    server.close(async () => {
-      await temporal.connection.close();
-      await mongo.client.close();
-      s3.destroy();
-      process.exit(0);
+    server.close(() => {
+      void Promise.allSettled([temporal.connection.close(), mongo.client.close()]).then(() => {
+        s3.destroy();
+        process.exit(0);
+      });
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(0), 10_000).unref();

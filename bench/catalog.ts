@@ -38,6 +38,7 @@ import { MongoClient, ObjectId, type Document } from 'mongodb';
 import { startStack, type Stack } from '../scripts/stack/stack';
 import { Tenancy } from '../shared/auth/tenancy';
 import { connectMongo, ensureIndexes, type Mongo } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { claimId, productSkus, products, type SkuClaim } from '../shared/products/collections';
 import { normalizeProduct, skusOf } from '../shared/products/normalize';
 import { buildFilter } from '../shared/products/query';
@@ -620,7 +621,7 @@ async function main(): Promise<number> {
     console.log(`Stack ready in ${((Date.now() - t) / 1000).toFixed(1)} s (API ${apiUrl}, data ${dataDir})`);
 
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const tenancy = new Tenancy(mongo.db);
     const tenant = await tenancy.createTenant('Catalog benchmark');
     const key = await tenancy.issueKey(tenant._id, ['products:read'], 'bench');

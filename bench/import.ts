@@ -23,6 +23,7 @@ import type { Document } from 'mongodb';
 import { startStack, type Stack } from '../scripts/stack/stack';
 import { Tenancy } from '../shared/auth/tenancy';
 import { connectMongo, ensureIndexes, type Mongo } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { nativeLayout } from '../shared/csv/layouts/native';
 import { toCsvText } from '../shared/csv/parse';
 import { products } from '../shared/products/collections';
@@ -106,7 +107,7 @@ async function main(): Promise<number> {
     stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', MONGODB_DB: 'bench_import' }, log: (l) => console.log(`  ${l}`) });
     const base = stack.apiUrl!;
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const tenancy = new Tenancy(mongo.db);
     const tenant = await tenancy.createTenant('Import benchmark');
     const { key } = await tenancy.issueKey(tenant._id, ['products:read', 'products:import', 'products:export'], 'bench');

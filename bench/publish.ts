@@ -23,6 +23,7 @@ import { startStack, type Stack } from '../scripts/stack/stack';
 import { Tenancy } from '../shared/auth/tenancy';
 import { mapLimit } from '../shared/concurrency';
 import { connectMongo, ensureIndexes, type Mongo } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { TenantDb } from '../shared/db/tenant-db';
 import { Catalog } from '../shared/products/catalog';
 
@@ -56,7 +57,7 @@ async function main(): Promise<number> {
     stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_publish' }, log: (l) => console.log(`  ${l}`) });
     const base = stack.apiUrl!;
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const tenancy = new Tenancy(mongo.db);
     const tenant = await tenancy.createTenant('Publish benchmark');
     const { key } = await tenancy.issueKey(tenant._id, ['products:read', 'products:export', 'channels:read', 'channels:update'], 'bench');

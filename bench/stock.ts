@@ -18,6 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startStack, type Stack } from '../scripts/stack/stack';
 import { connectMongo, ensureIndexes, type Mongo } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { TenantDb } from '../shared/db/tenant-db';
 import { levelId } from '../shared/inventory/collections';
 import { Ledger } from '../shared/inventory/ledger';
@@ -36,18 +37,18 @@ async function main(): Promise<number> {
   try {
     stack = await startStack({ dataDir, ports: 'free', withApp: false, env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_stock' }, log: (l) => console.log(`  ${l}`) });
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const rows: string[] = [];
     let ok = true;
     for (const shape of ['hot', 'spread'] as const) {
       const skuOf = (i: number) => (shape === 'hot' ? 'HOT-1' : `SPREAD-${i % SPREAD_SKUS}`);
       const skus = shape === 'hot' ? ['HOT-1'] : Array.from({ length: SPREAD_SKUS }, (_, i) => `SPREAD-${i}`);
-      const start = (sku: string) => (shape === 'hot' ? MOVEMENTS : Math.ceil(MOVEMENTS / SPREAD_SKUS)) + 10;
+      const start = () => (shape === 'hot' ? MOVEMENTS : Math.ceil(MOVEMENTS / SPREAD_SKUS)) + 10;
 
       // ours: the ledger, in its own tenant
       const tenantId = `ten_bench_${shape}`;
       const ledger = new Ledger(new TenantDb(mongo.db, tenantId));
-      await mapLimit(skus, CONCURRENCY, (sku) => ledger.apply({ sku, locationId: 'loc_1', delta: start(sku), reason: 'restock', actor: 'bench' }));
+      await mapLimit(skus, CONCURRENCY, (sku) => ledger.apply({ sku, locationId: 'loc_1', delta: start(), reason: 'restock', actor: 'bench' }));
       let t = Date.now();
       await mapLimit(Array.from({ length: MOVEMENTS }, (_, i) => i), CONCURRENCY, (i) => ledger.apply({ sku: skuOf(i), locationId: 'loc_1', delta: -1, reason: 'sale', actor: 'bench' }));
       const oursSeconds = (Date.now() - t) / 1000;
@@ -55,7 +56,7 @@ async function main(): Promise<number> {
 
       // baseline: a raw guarded $inc on a plain balances collection
       const raw = mongo.db.collection<{ _id: string; onHand: number }>(`bench_raw_${shape}`);
-      await raw.insertMany(skus.map((sku) => ({ _id: levelId('raw', 'loc_1', sku), onHand: start(sku) })));
+      await raw.insertMany(skus.map((sku) => ({ _id: levelId('raw', 'loc_1', sku), onHand: start() })));
       t = Date.now();
       await mapLimit(Array.from({ length: MOVEMENTS }, (_, i) => i), CONCURRENCY, async (i) => {
         const res = await raw.updateOne({ _id: levelId('raw', 'loc_1', skuOf(i)), onHand: { $gte: 1 } }, { $inc: { onHand: -1 } });
@@ -64,7 +65,7 @@ async function main(): Promise<number> {
       const baseSeconds = (Date.now() - t) / 1000;
       const rawLeft = await raw.aggregate([{ $group: { _id: null, n: { $sum: '$onHand' } } }]).toArray();
 
-      const expected = skus.reduce((n, s) => n + start(s), 0) - MOVEMENTS;
+      const expected = skus.reduce((n) => n + start(), 0) - MOVEMENTS;
       const right = oursLeft[0]?.n === expected && rawLeft[0]?.n === expected;
       ok &&= right;
       const ours = MOVEMENTS / oursSeconds;

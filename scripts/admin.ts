@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { parseScopes } from '../shared/auth/scopes';
 import { Tenancy } from '../shared/auth/tenancy';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 
 const USAGE = `npm run admin -- <command>
 
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
   const target = mongoTarget();
   const mongo = await connectMongo(target.uri, target.db);
   try {
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const result = await run(new Tenancy(mongo.db), argv);
     console.log(JSON.stringify(result, null, 2));
   } finally {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { SCOPES } from '../shared/auth/scopes';
 import { Tenancy } from '../shared/auth/tenancy';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { startStack, type Ports } from './stack/stack';
 
 /**
@@ -36,7 +37,7 @@ interface DevCredentials {
 async function devTenant(mongodbUri: string, dbName: string): Promise<{ apiKey: string; tenantId: string }> {
   const mongo = await connectMongo(mongodbUri, dbName);
   try {
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const tenancy = new Tenancy(mongo.db);
     if (existsSync(CREDENTIALS)) {
       const saved = JSON.parse(readFileSync(CREDENTIALS, 'utf8')) as DevCredentials;
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
   }
   // A child that dies on its own takes the stack down, rather than leaving half a service.
   for (const proc of stack.procs) {
-    proc.exited.then((code) => {
+    void proc.exited.then((code) => {
       if (!stopping) {
         console.error(`${proc.name} exited (code ${code}); see ${proc.logFile}`);
         void stop('child exit');

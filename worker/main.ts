@@ -2,7 +2,8 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { createActivities } from '../activities';
 import { loadConfig } from '../shared/config';
-import { connectMongo } from '../shared/db/mongo';
+import { connectMongo, ensureIndexes } from '../shared/db/mongo';
+import { allCollections } from '../shared/collections';
 import { createS3Client } from '../shared/s3/client';
 import { workflowBundle } from './bundle';
 
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
   Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
 
   const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
+  // activities rely on the unique indexes (ledger keys, SKU claims) even before an API has started
+  await ensureIndexes(mongo.db, allCollections);
   const s3 = createS3Client(config.s3);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const worker = await Worker.create({

@@ -5,7 +5,7 @@ import { TenantDb } from '../../shared/db/tenant-db';
 import { BulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
 import { ASYNC_LIMITS, importErrors, importStaging, openObject, type ImportConfig } from '../../shared/csv/jobs';
-import { isDuplicateKeyError } from '../../shared/db/mongo';
+import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { toCsvText } from '../../shared/csv/parse';
 import { streamProducts } from '../../shared/csv/stage';

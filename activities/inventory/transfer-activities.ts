@@ -4,7 +4,8 @@ import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { Ledger } from '../../shared/inventory/ledger';
 import { lotCosts, outgoingUnitCost, recordLotCost } from '../../shared/inventory/lots';
-import { transfers, type TransferDoc, type TransferEvent, type TransferLine } from '../../shared/inventory/transfers';
+import { transfers, type TransferDoc, type TransferEvent } from '../../shared/inventory/transfers';
+import type { TransferLine } from '../../shared/inventory/transfer-rules';
 
 export interface MoveTransferInput {
   tenantId: string;

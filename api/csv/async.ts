@@ -63,10 +63,11 @@ async function checkRate(ctx: AppContext): Promise<void> {
   const col = tenantOf(ctx).tenantDb.collection(jobRecords);
   const types = ['csv-import', 'csv-export'];
   const runningFilter = { type: { $in: types }, status: { $in: ['queued', 'processing'] as JobRecord['status'][] } };
-  let [running, lastHour] = await Promise.all([
+  const [runningNow, lastHour] = await Promise.all([
     col.countDocuments(runningFilter),
     col.countDocuments({ type: { $in: types }, createdAt: { $gte: new Date(Date.now() - 3600_000) } }),
   ]);
+  let running = runningNow;
   if (running >= JOB_RATE.concurrent) {
     // jobs whose workflow ended unrecorded (Jobs.settle) do not hold a slot
     const settled = await Promise.all((await col.find(runningFilter).toArray()).map((job) => ctx.deps.jobs.settle(tenantOf(ctx).tenantDb, job)));

@@ -96,7 +96,7 @@ function checkSyncSize(content: string): void {
   }
 }
 
-function read(ctx: AppContext, body: { content: string; format?: string; mappings?: Record<string, string> }) {
+function read(body: { content: string; format?: string; mappings?: Record<string, string> }) {
   checkSyncSize(body.content);
   const layout = layoutFor(body.format);
   const result = readProducts(body.content, layout, body.mappings);
@@ -151,7 +151,7 @@ export const csvRoutes = defineRoutes([
     handler: async (ctx) => {
       const body = ctx.request.body as { content: string; format?: string; mappings?: Record<string, string>; createIfNotExists: boolean; fieldsToUpdate?: string[] };
       checkFieldsToUpdate(body.fieldsToUpdate);
-      const { parsed } = read(ctx, body);
+      const { parsed } = read(body);
       const plans = await planImport(tenantOf(ctx).tenantDb, parsed, body);
       const { errors, ...summary } = countPlans(plans);
       ctx.body = {
@@ -175,7 +175,7 @@ export const csvRoutes = defineRoutes([
     responses: { 200: { description: '`{products[{sku, action, changes, rows}], invalidRows[{row, sku, message}], summary{toUpdate, toCreate, invalid}}`' } },
     handler: async (ctx) => {
       const body = ctx.request.body as { content: string; format?: string; mappings?: Record<string, string>; createIfNotExists: boolean };
-      const { parsed } = read(ctx, body);
+      const { parsed } = read(body);
       const plans = await planImport(tenantOf(ctx).tenantDb, parsed, body);
       const { errors } = countPlans(plans);
       ctx.body = {
@@ -217,7 +217,7 @@ export const csvRoutes = defineRoutes([
       if (body.content === undefined) throw new AppError(400, 'bad-request', 'content (sync import) or s3Key (async import) is required', { field: 'content' });
       checkFieldsToUpdate(body.fieldsToUpdate);
       const { principal, tenantDb } = tenantOf(ctx);
-      const { parsed } = read(ctx, { ...body, content: body.content });
+      const { parsed } = read({ ...body, content: body.content });
       const plans = await planImport(tenantDb, parsed, body);
       const layout = layoutFor(body.format);
       const { counts, errors, operationId } = await applyImport(tenantDb, plans, {

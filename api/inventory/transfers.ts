@@ -8,7 +8,8 @@ import { Locations } from '../../shared/locations/locations';
 import { Catalog } from '../../shared/products/catalog';
 import { JOB_TYPE, TENANT_ID } from '../../shared/temporal/search-attributes';
 import { workflowIdFor } from '../../shared/temporal/workflow-ids';
-import { presentTransfer, transferStateCode, transfers, TRANSFER_MOVES, type TransferAction, type TransferDoc, type TransferLine } from '../../shared/inventory/transfers';
+import { presentTransfer, transfers, type TransferDoc } from '../../shared/inventory/transfers';
+import { transferStateCode, TRANSFER_MOVES, type TransferAction, type TransferLine } from '../../shared/inventory/transfer-rules';
 import type { TransferActionArgs, TransferInput } from '../../workflows/inventory/transfer.workflow';
 import { PAGE_PARAM } from '../../shared/validation';
 

@@ -90,7 +90,7 @@ export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
 export async function waitFor(what: string, check: () => Promise<boolean>, opts: { timeoutMs?: number; proc?: Proc } = {}): Promise<void> {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let exited = false;
-  opts.proc?.exited.then(() => (exited = true));
+  void opts.proc?.exited.then(() => (exited = true));
   for (;;) {
     if (exited) throw new Error(`${what} exited during start-up; see ${opts.proc?.logFile}`);
     try {

@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
-import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/mongo';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
 import { products } from '../products/collections';

@@ -4,7 +4,6 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { defineCollection } from '../db/collection';
 import { AppError } from '../errors/catalog';
 import { MAX_UPLOAD_BYTES } from '../s3/client';
-import type { ParsedProduct } from './layout';
 
 /** Caps the server sets on every async import (sent values are ignored). */
 export const ASYNC_LIMITS = { maxRows: 100_000, maxVariantsPerProduct: 500, chunkSize: 500 } as const;

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { defineCollection } from '../db/collection';
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
-import { Catalog } from '../products/catalog';
 import { assertManualEdit } from './handlers';
 import { knownSku } from './skus';
 import { Ledger } from './ledger';

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';

@@ -1,5 +1,5 @@
 import { defineCollection } from '../db/collection';
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { mapLimit } from '../concurrency';

@@ -1,25 +1,11 @@
 import { defineCollection } from '../db/collection';
+import type { TransferAction, TransferLine, TransferStatus } from './transfer-rules';
 
 /**
- * A stock transfer between two locations. The workflow `<tenantId>/<transferId>` owns its state
- * (pending → approved → received; cancelled from pending or approved); this record mirrors it
- * for listing and keeps the history, refused attempts included.
+ * The record of a stock transfer between two locations. The workflow `<tenantId>/<transferId>`
+ * owns its state (transfer-rules.ts); this record mirrors it for listing and keeps the history,
+ * refused attempts included.
  */
-export type TransferStatus = 'pending' | 'approved' | 'received' | 'cancelled';
-export type TransferAction = 'approve' | 'receive' | 'cancel';
-
-/** Which state each action may start from: the Update validators and the API use this one table. */
-export const TRANSFER_MOVES: Record<TransferAction, { from: TransferStatus[]; to: TransferStatus }> = {
-  approve: { from: ['pending'], to: 'approved' },
-  receive: { from: ['approved'], to: 'received' },
-  cancel: { from: ['pending', 'approved'], to: 'cancelled' },
-};
-
-export interface TransferLine {
-  sku: string;
-  quantity: number;
-}
-
 export interface TransferEvent {
   action: 'create' | TransferAction;
   outcome: 'applied' | 'refused';
@@ -56,11 +42,6 @@ export const transfers = defineCollection<TransferDoc>({
   scope: 'tenant',
   indexes: [{ key: { tenantId: 1, createdAt: -1 } }, { key: { tenantId: 1, status: 1, createdAt: -1 } }],
 });
-
-/** The 409 code for an action refused in a state: it names the state. */
-export function transferStateCode(state: TransferStatus | 'receiving'): string {
-  return `conflict/transfer-${state}`;
-}
 
 export function presentTransfer(t: TransferDoc) {
   return {

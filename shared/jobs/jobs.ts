@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
 import { JOB_TYPE, TENANT_ID } from '../temporal/search-attributes';

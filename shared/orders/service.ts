@@ -1,7 +1,7 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Db } from 'mongodb';
 import { tenants } from '../auth/collections';
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { productSkus, products } from '../products/collections';

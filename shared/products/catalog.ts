@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/mongo';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { claimId, productSkus, products, type SkuClaim } from './collections';

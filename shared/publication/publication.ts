@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { jobs, type JobRecord } from '../jobs/collection';

@@ -270,7 +270,7 @@ describe('update', () => {
       [{ settings: { colour: 'red' } }, 'settings.colour'],
       [{ settings: { concurrency: 0 } }, 'settings.concurrency'],
       [{ secret: 'short-secret' }, 'secret'],
-      [{ secret: 12345678901234567 }, 'secret'],
+      [{ secret: 1234567890123456 }, 'secret'],
       [{ name: 'ok', tenantId: B.tenantId }, 'tenantId'],
       [{ name: 'ok', hasSecret: false }, 'hasSecret'],
       [[{ name: 'x' }], '(body)'],

@@ -257,7 +257,6 @@ const locale = fc.constantFrom('es', 'en', 'pt-BR', 'es_MX', 'fr', 'zh-Hans');
 const translated = (required: boolean) =>
   fc.record({ value: text(required ? 1 : 0, 30), translations: fc.array(fc.record({ locale, value: text(0, 15) }), { maxLength: 2 }) }, { requiredKeys: ['value'] });
 const isoDate = fc.date({ min: new Date('1990-01-01T00:00:00Z'), max: new Date('2090-01-01T00:00:00Z'), noInvalidDate: true });
-const id = fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/);
 
 /**
  * JSON for the free-form fields of valid bodies: keys without `.`, a leading `$` or the names the

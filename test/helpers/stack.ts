@@ -12,6 +12,7 @@ import { SCOPES, type Scope } from '../../shared/auth/scopes';
 import { Tenancy } from '../../shared/auth/tenancy';
 import { loadConfig, type Config } from '../../shared/config';
 import { connectMongo, ensureIndexes, type Mongo } from '../../shared/db/mongo';
+import { allCollections } from '../../shared/collections';
 import { createS3Client } from '../../shared/s3/client';
 import { connectTemporal } from '../../shared/temporal/connect';
 import { Jobs } from '../../shared/jobs/jobs';
@@ -51,7 +52,7 @@ export class TestDeps {
   static async open(options: { database?: string } = {}): Promise<TestDeps> {
     const config = { ...testConfig(), ...(options.database ? { mongodbDb: options.database } : {}) };
     const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
-    await ensureIndexes(mongo.db);
+    await ensureIndexes(mongo.db, allCollections);
     const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
     return new TestDeps(config, mongo, temporal, createS3Client(config.s3), new Tenancy(mongo.db));
   }

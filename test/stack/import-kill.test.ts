@@ -60,7 +60,7 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
   const s3Key = `uploads/${tenantId}/kill-test.csv`;
   await deps.s3.send(new PutObjectCommand({ Bucket: deps.config.s3.bucket, Key: s3Key, Body: toCsvText(nativeLayout.columns, records) }));
 
-  let first = worker(taskQueue, 'worker-kill-1');
+  const first = worker(taskQueue, 'worker-kill-1');
   const { job } = await new Jobs(deps.temporal, taskQueue).start(tenantDb, {
     type: 'csv-import',
     prefix: 'csvimp',
@@ -90,6 +90,5 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     expect((await tenantDb.collection(jobs).findOne({ _id: job._id }))?.status).toBe('completed');
   } finally {
     await second.stop();
-    first = second;
   }
 });

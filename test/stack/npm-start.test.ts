@@ -33,7 +33,7 @@ async function startOnce(env: Record<string, string>): Promise<{ stop: () => Pro
         resolve();
       }
     }, 100);
-    exited.then(() => {
+    void exited.then(() => {
       clearInterval(timer);
       reject(new Error(`npm start exited early:\n${out}`));
     });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { isDuplicateKeyError } from '../../shared/db/mongo';
+import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { Jobs } from '../../shared/jobs/jobs';
 import { jobs } from '../../shared/jobs/collection';
 import { presignUpload } from '../../shared/s3/client';

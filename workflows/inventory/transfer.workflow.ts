@@ -1,6 +1,6 @@
 import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { TRANSFER_MOVES, transferStateCode, type TransferAction, type TransferLine, type TransferStatus } from '../../shared/inventory/transfers';
+import { TRANSFER_MOVES, transferStateCode, type TransferAction, type TransferLine, type TransferStatus } from '../../shared/inventory/transfer-rules';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',

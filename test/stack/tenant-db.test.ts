@@ -1,6 +1,6 @@
 import { TenantDb } from '../../shared/db/tenant-db';
 import { defineCollection } from '../../shared/db/collection';
-import { allCollections } from '../../shared/db/registry';
+import { allCollections } from '../../shared/collections';
 import { TestDeps } from '../helpers/stack';
 
 /** The tenant-scoped layer, against the real database: every operation sees only its tenant. */

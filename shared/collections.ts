@@ -1,0 +1,24 @@
+import type { CollectionDef } from './db/collection';
+import { apiKeys, authTokens, tenants } from './auth/collections';
+import { authState } from './auth/auth-cache';
+import { jobs } from './jobs/collection';
+import { products, productSkus } from './products/collections';
+import { orderComments, orders } from './orders/collections';
+import { bulkOperationItems, bulkOperations } from './bulk/operations';
+import { importErrors, importStaging } from './csv/jobs';
+import { locations } from './locations/locations';
+import { locationZones } from './locations/zones';
+import { stockLevels, stockMovements } from './inventory/collections';
+import { inventoryHandlers } from './inventory/handlers';
+import { adjustments } from './inventory/adjustments';
+import { counts } from './inventory/counts';
+import { lotCosts } from './inventory/lots';
+import { transfers } from './inventory/transfers';
+import { publicationItems, publicationLocks } from './publication/publication';
+import { channels } from './channels/channels';
+
+/**
+ * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
+ * to ensureIndexes at start-up; the data layer itself knows no domain.
+ */
+export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, authState, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, adjustments, counts, lotCosts, transfers, publicationItems, publicationLocks, channels];

@@ -1,0 +1,21 @@
+import { MongoServerError } from 'mongodb';
+
+/**
+ * For an unordered insertMany/bulkWrite that failed only on duplicate keys: the indexes (in the
+ * batch sent) of the writes that failed. Null when any write failed for another reason.
+ */
+export function duplicateKeyIndexes(err: unknown): number[] | null {
+  if (err instanceof MongoServerError && err.code === 11000 && !('writeErrors' in err)) return null;
+  const raw = (err as { writeErrors?: unknown } | null)?.writeErrors;
+  const writeErrors = (Array.isArray(raw) ? raw : raw ? [raw] : []) as Array<{ code?: number; index?: number }>;
+  if (!writeErrors.length || writeErrors.some((e) => e.code !== 11000 || typeof e.index !== 'number')) return null;
+  return writeErrors.map((e) => e.index as number);
+}
+
+/** E11000, on MongoDB and FerretDB alike: a unique index refused the write. */
+export function isDuplicateKeyError(err: unknown): boolean {
+  if (err instanceof MongoServerError && err.code === 11000) return true;
+  // bulkWrite reports duplicates per write
+  const writeErrors = (err as { writeErrors?: Array<{ code?: number }> } | null)?.writeErrors;
+  return Array.isArray(writeErrors) && writeErrors.some((e) => e.code === 11000);
+}
