@@ -11,7 +11,12 @@ import prettier from 'eslint-config-prettier';
  * named below, which follow the same rule, so the guarantee holds for everything the bundle
  * reaches. Type imports are erased at compile time and allowed.
  */
-const WORKFLOW_SAFE_SHARED = ['shared/**/messages.ts', 'shared/**/*-rules.ts', 'shared/concurrency.ts', 'shared/temporal/define-workflow.ts'];
+const WORKFLOW_SAFE_SHARED = [
+  'shared/**/messages.ts',
+  'shared/**/*-rules.ts',
+  'shared/concurrency.ts',
+  'shared/temporal/define-workflow.ts',
+];
 const workflowImports = {
   patterns: [
     {
@@ -22,13 +27,24 @@ const workflowImports = {
     {
       regex: '^\\.{1,2}/(?!(.*/)?([\\w.-]+\\.workflow|messages|[\\w-]+-rules|concurrency|define-workflow)$)',
       allowTypeImports: true,
-      message: 'Workflow code imports by value only workflows and pure shared modules (messages, *-rules, concurrency, define-workflow).',
+      message:
+        'Workflow code imports by value only workflows and pure shared modules (messages, *-rules, concurrency, define-workflow).',
     },
   ],
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'bench/results/**', 'scripts/servers/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.data/**',
+      'bench/results/**',
+      'scripts/servers/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -38,13 +54,19 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'no-control-regex': 'off',
     },
   },
-  { files: ['workflows/**/*.ts', ...WORKFLOW_SAFE_SHARED], rules: { '@typescript-eslint/no-restricted-imports': ['error', workflowImports] } },
+  {
+    files: ['workflows/**/*.ts', ...WORKFLOW_SAFE_SHARED],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', workflowImports] },
+  },
   prettier,
 );

@@ -9,13 +9,22 @@ const flatError = {
     message: { type: 'string' },
     field: { type: 'string' },
     details: {},
-    fieldErrors: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+    fieldErrors: {
+      type: 'array',
+      items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
   },
 };
 const ordersError = {
   type: 'object',
   required: ['error'],
-  properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } },
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+  },
 };
 
 function openapiPath(path: string): string {
@@ -25,7 +34,13 @@ function openapiPath(path: string): string {
 function queryParameters(schema: Record<string, unknown> | undefined) {
   const props = (schema?.properties ?? {}) as Record<string, Record<string, unknown>>;
   const required = new Set((schema?.required as string[] | undefined) ?? []);
-  return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s, description: s.description }));
+  return Object.entries(props).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: s,
+    description: s.description,
+  }));
 }
 
 /** The OpenAPI 3.1 document, assembled from the same route declarations that are mounted. */
@@ -33,22 +48,40 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = openapiPath(r.path);
-    const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     const errorSchema = r.path.startsWith('/orders') ? ordersError : flatError;
     const responses: Record<string, unknown> = {};
     for (const [status, res] of Object.entries(r.responses ?? { 200: { description: 'OK' } })) {
       responses[status] = {
         description: res.description,
-        ...(res.schema || res.contentType ? { content: { [res.contentType ?? 'application/json']: { schema: res.schema ?? {} } } } : {}),
+        ...(res.schema || res.contentType
+          ? { content: { [res.contentType ?? 'application/json']: { schema: res.schema ?? {} } } }
+          : {}),
       };
     }
     if (r.auth !== 'public') {
-      responses['401'] ??= { description: 'missing, malformed, unknown or revoked credentials', content: { 'application/json': { schema: errorSchema } } };
-      responses['403'] ??= { description: 'missing scope or suspended tenant', content: { 'application/json': { schema: errorSchema } } };
+      responses['401'] ??= {
+        description: 'missing, malformed, unknown or revoked credentials',
+        content: { 'application/json': { schema: errorSchema } },
+      };
+      responses['403'] ??= {
+        description: 'missing scope or suspended tenant',
+        content: { 'application/json': { schema: errorSchema } },
+      };
     }
-    if (r.body || r.query) responses['400'] ??= { description: 'invalid input', content: { 'application/json': { schema: errorSchema } } };
+    if (r.body || r.query)
+      responses['400'] ??= { description: 'invalid input', content: { 'application/json': { schema: errorSchema } } };
     // a path naming a resource answers 404 for one that does not exist or is another tenant's
-    if (params.length) responses['404'] ??= { description: 'no such resource in this tenant', content: { 'application/json': { schema: errorSchema } } };
+    if (params.length)
+      responses['404'] ??= {
+        description: 'no such resource in this tenant',
+        content: { 'application/json': { schema: errorSchema } },
+      };
     paths[path] ??= {};
     paths[path][r.method] = {
       summary: r.summary,
@@ -57,7 +90,9 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
       ...(typeof r.auth === 'object' ? { 'x-scopes': r.auth.scopes } : {}),
       security: r.auth === 'public' ? [] : [{ bearer: [] }],
       parameters: [...params, ...queryParameters(r.query)],
-      ...(r.body ? { requestBody: { required: r.bodyRequired !== false, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.body
+        ? { requestBody: { required: r.bodyRequired !== false, content: { 'application/json': { schema: r.body } } } }
+        : {}),
       responses,
     };
   }

@@ -49,7 +49,14 @@ function hasBody(ctx: AppContext): boolean {
 }
 
 function bodyParser(limitBytes: number) {
-  const parse = koaBody({ json: true, text: false, urlencoded: false, multipart: false, jsonLimit: limitBytes, jsonStrict: true });
+  const parse = koaBody({
+    json: true,
+    text: false,
+    urlencoded: false,
+    multipart: false,
+    jsonLimit: limitBytes,
+    jsonStrict: true,
+  });
   return async (ctx: AppContext, next: Next) => {
     if (!hasBody(ctx)) {
       ctx.request.body = undefined;
@@ -77,11 +84,16 @@ function validator(spec: RouteSpec) {
     }
     if (spec.body) {
       if (ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
-      if (ctx.request.body === undefined) throw spec.bodyErrorCode ? new AppError(400, spec.bodyErrorCode, 'A JSON body is required') : errors.missingBody();
+      if (ctx.request.body === undefined)
+        throw spec.bodyErrorCode
+          ? new AppError(400, spec.bodyErrorCode, 'A JSON body is required')
+          : errors.missingBody();
       if (body && !body(ctx.request.body)) {
         const fe = toFieldErrors(body.errors);
         const message = `Invalid body: ${summarize(fe)}`;
-        throw spec.bodyErrorCode ? new AppError(400, spec.bodyErrorCode, message, { field: fe[0]?.field, fieldErrors: fe }) : errors.invalidInput(message, fe);
+        throw spec.bodyErrorCode
+          ? new AppError(400, spec.bodyErrorCode, message, { field: fe[0]?.field, fieldErrors: fe })
+          : errors.invalidInput(message, fe);
       }
     }
     return next();

@@ -17,4 +17,21 @@ import { lotRoutes } from './inventory/lots';
 import { reportRoutes } from './inventory/reports';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...csvRoutes, ...csvAsyncRoutes, ...bulkRoutes, ...stockRoutes, ...transferRoutes, ...adjustmentRoutes, ...countRoutes, ...lotRoutes, ...reportRoutes, ...productStockRoutes, ...publicationRoutes, ...productRoutes, ...locationRoutes, ...channelRoutes, ...orderRoutes];
+export const allRoutes: RouteSpec[] = [
+  ...systemRoutes,
+  ...csvRoutes,
+  ...csvAsyncRoutes,
+  ...bulkRoutes,
+  ...stockRoutes,
+  ...transferRoutes,
+  ...adjustmentRoutes,
+  ...countRoutes,
+  ...lotRoutes,
+  ...reportRoutes,
+  ...productStockRoutes,
+  ...publicationRoutes,
+  ...productRoutes,
+  ...locationRoutes,
+  ...channelRoutes,
+  ...orderRoutes,
+];

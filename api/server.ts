@@ -23,7 +23,10 @@ async function main(): Promise<void> {
   const server = app.listen(config.port, config.host, () => {
     log.info({ url: `http://${config.host}:${config.port}` }, 'api listening');
   });
-  const sweep = setInterval(() => void tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed')), 10 * 60_000);
+  const sweep = setInterval(
+    () => void tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed')),
+    10 * 60_000,
+  );
   sweep.unref();
 
   const shutdown = (signal: string) => {

@@ -97,13 +97,69 @@ const BRAND_HEADS = ['North', 'Blue', 'Iron', 'Silver', 'Red', 'Oak', 'Stone', '
 const BRAND_TAILS = ['wood', 'peak', 'forge', 'works', 'craft'];
 /** 50 brands: Northwood, Northpeak, … */
 const BRANDS = BRAND_HEADS.flatMap((h) => BRAND_TAILS.map((t) => `${h}${t}`));
-const ADJECTIVES = ['Classic', 'Modern', 'Compact', 'Deluxe', 'Rugged', 'Slim', 'Vintage', 'Premium', 'Everyday', 'Travel', 'Heavy-duty', 'Lightweight'];
+const ADJECTIVES = [
+  'Classic',
+  'Modern',
+  'Compact',
+  'Deluxe',
+  'Rugged',
+  'Slim',
+  'Vintage',
+  'Premium',
+  'Everyday',
+  'Travel',
+  'Heavy-duty',
+  'Lightweight',
+];
 const MATERIALS = ['Cotton', 'Linen', 'Leather', 'Steel', 'Bamboo', 'Wool', 'Ceramic', 'Walnut', 'Canvas', 'Copper'];
-const NOUNS = ['Shirt', 'Backpack', 'Mug', 'Lamp', 'Wallet', 'Chair', 'Blanket', 'Bottle', 'Notebook', 'Jacket', 'Tray', 'Apron', 'Scarf', 'Planter', 'Belt'];
+const NOUNS = [
+  'Shirt',
+  'Backpack',
+  'Mug',
+  'Lamp',
+  'Wallet',
+  'Chair',
+  'Blanket',
+  'Bottle',
+  'Notebook',
+  'Jacket',
+  'Tray',
+  'Apron',
+  'Scarf',
+  'Planter',
+  'Belt',
+];
 const TAGS = [
-  'new', 'sale', 'gift', 'eco', 'bestseller', 'limited', 'handmade', 'outdoor', 'kitchen', 'office',
-  'travel', 'summer', 'winter', 'kids', 'unisex', 'premium', 'clearance', 'bundle-ready', 'local', 'imported',
-  'vegan', 'organic', 'recycled', 'waterproof', 'wireless', 'fragile', 'oversize', 'seasonal', 'classic', 'trending',
+  'new',
+  'sale',
+  'gift',
+  'eco',
+  'bestseller',
+  'limited',
+  'handmade',
+  'outdoor',
+  'kitchen',
+  'office',
+  'travel',
+  'summer',
+  'winter',
+  'kids',
+  'unisex',
+  'premium',
+  'clearance',
+  'bundle-ready',
+  'local',
+  'imported',
+  'vegan',
+  'organic',
+  'recycled',
+  'waterproof',
+  'wireless',
+  'fragile',
+  'oversize',
+  'seasonal',
+  'classic',
+  'trending',
 ];
 const CATEGORIES = [
   { id: 'cat-apparel', name: 'Apparel', path: 'Home > Apparel' },
@@ -164,7 +220,12 @@ function productBody(i: number, rnd: () => number): Record<string, unknown> {
  * cross-field rules and normalisation (upper-case SKUs, variant ids and parent SKUs), then the
  * server-managed fields in the order Catalog.create and the tenant layer add them.
  */
-function seedDocs(i: number, rnd: () => number, tenantId: string, createdAt: Date): { product: ProductDoc; claims: SkuClaim[] } {
+function seedDocs(
+  i: number,
+  rnd: () => number,
+  tenantId: string,
+  createdAt: Date,
+): { product: ProductDoc; claims: SkuClaim[] } {
   const input = validateProductInput(productBody(i, rnd));
   const errs = crossFieldErrors(input);
   if (errs.length) throw new Error(`seed product ${i} is invalid: ${JSON.stringify(errs)}`);
@@ -173,7 +234,14 @@ function seedDocs(i: number, rnd: () => number, tenantId: string, createdAt: Dat
   const productId = _id.toHexString();
   const product = { ...normalized, _id, createdAt, updatedAt: createdAt, version: 1, tenantId } as ProductDoc;
   // as Catalog.claim inserts them: keyed `<tenantId>:<SKU>`, then stamped with the tenant
-  const claims = skusOf(normalized).map(({ sku, kind }): SkuClaim => ({ _id: claimId(tenantId, sku), sku, kind, productId, createdAt, tenantId }));
+  const claims = skusOf(normalized).map(({ sku, kind }): SkuClaim => ({
+    _id: claimId(tenantId, sku),
+    sku,
+    kind,
+    productId,
+    createdAt,
+    tenantId,
+  }));
   return { product, claims };
 }
 
@@ -211,7 +279,9 @@ async function seed(mongo: Mongo, tenantId: string): Promise<Seeded> {
     for (let c = 0; c < claims.length; c += BATCH) await skusCol.insertMany(claims.slice(c, c + BATCH));
     const done = Math.min(PRODUCTS, from + BATCH);
     if (done % 10_000 === 0 || done === PRODUCTS) {
-      console.log(`  seeded ${done.toLocaleString('en-US')} / ${PRODUCTS.toLocaleString('en-US')} products (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      console.log(
+        `  seeded ${done.toLocaleString('en-US')} / ${PRODUCTS.toLocaleString('en-US')} products (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      );
     }
   }
   // a fixed shuffle, so consecutive requests do not walk the table in order
@@ -240,7 +310,10 @@ async function startBaseline(uri: string, dbName: string, tenantId: string): Pro
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   };
 
@@ -320,19 +393,36 @@ function check(condition: unknown, message: string): asserts condition {
 }
 
 /** The API answers the three reads correctly, and the baseline answers them the same. */
-async function verify(apiUrl: string, baselineUrl: string, key: string, sample: Seeded['sample']): Promise<{ listed: number; counted: number }> {
+async function verify(
+  apiUrl: string,
+  baselineUrl: string,
+  key: string,
+  sample: Seeded['sample'],
+): Promise<{ listed: number; counted: number }> {
   const { id, sku } = sample[0];
   const one = await getJson(`${apiUrl}/products/${id}`, key);
   check(one.status === 200, `GET /products/${id} answered ${one.status}: ${JSON.stringify(one.body)}`);
-  check(one.body.id === id && one.body.sku === sku, `GET /products/${id} returned sku ${one.body.sku}, expected ${sku}`);
+  check(
+    one.body.id === id && one.body.sku === sku,
+    `GET /products/${id} returned sku ${one.body.sku}, expected ${sku}`,
+  );
   // the SKU claims are keyed as Catalog keeps them: the API finds their holder by primary key
-  for (const [claimed, kind] of [[sku, 'product'], [`${sku}-S`, 'variant']] as const) {
+  for (const [claimed, kind] of [
+    [sku, 'product'],
+    [`${sku}-S`, 'variant'],
+  ] as const) {
     const owner = await getJson(`${apiUrl}/products/sku/${encodeURIComponent(claimed)}/exists`, key);
     check(owner.status === 200, `GET /products/sku/${claimed}/exists answered ${owner.status}`);
-    check(owner.body.exists === true && owner.body.kind === kind && owner.body.productId === id, `SKU ${claimed} is not claimed by product ${id}: ${JSON.stringify(owner.body)}`);
+    check(
+      owner.body.exists === true && owner.body.kind === kind && owner.body.productId === id,
+      `SKU ${claimed} is not claimed by product ${id}: ${JSON.stringify(owner.body)}`,
+    );
   }
   const baseOne = await getJson(`${baselineUrl}/p/${id}`);
-  check(baseOne.status === 200 && baseOne.body.sku === sku, `baseline /p/${id} answered ${baseOne.status} sku ${baseOne.body?.sku}`);
+  check(
+    baseOne.status === 200 && baseOne.body.sku === sku,
+    `baseline /p/${id} answered ${baseOne.status} sku ${baseOne.body?.sku}`,
+  );
 
   const list = await getJson(`${apiUrl}${listPath()}`, key);
   check(list.status === 200 && Array.isArray(list.body), `GET ${listPath()} answered ${list.status}`);
@@ -350,7 +440,10 @@ async function verify(apiUrl: string, baselineUrl: string, key: string, sample: 
   check(count.status === 200 && typeof count.body.count === 'number', `GET ${countPath()} answered ${count.status}`);
   check(count.body.count > 0, `GET ${countPath()} counted nothing`);
   const baseCount = await getJson(`${baselineUrl}/count?q=${encodeURIComponent(COUNT_TERM)}`);
-  check(baseCount.status === 200 && baseCount.body.count === count.body.count, `baseline counted ${baseCount.body?.count}, the API ${count.body.count}`);
+  check(
+    baseCount.status === 200 && baseCount.body.count === count.body.count,
+    `baseline counted ${baseCount.body?.count}, the API ${count.body.count}`,
+  );
   return { listed: list.body.length, counted: count.body.count };
 }
 
@@ -367,7 +460,13 @@ interface Load {
   headers?: Record<string, string>;
 }
 
-async function cannon(url: string, load: Load, seconds: number, connections: number, title: string): Promise<autocannon.Result> {
+async function cannon(
+  url: string,
+  load: Load,
+  seconds: number,
+  connections: number,
+  title: string,
+): Promise<autocannon.Result> {
   let next = 0;
   const request: autocannon.Request = load.paths
     ? { method: 'GET', setupRequest: (req) => ({ ...req, path: load.paths![next++ % load.paths!.length] }) }
@@ -410,7 +509,10 @@ function procTicks(stack: Stack, name: string): number | null {
  */
 async function settle(stack: Stack, mongo: Mongo): Promise<number> {
   const started = Date.now();
-  const pids = stack.procs.filter((p) => p.name === 'ferretdb' || p.name === 'api').map((p) => p.child.pid).filter((p): p is number => !!p);
+  const pids = stack.procs
+    .filter((p) => p.name === 'ferretdb' || p.name === 'api')
+    .map((p) => p.child.pid)
+    .filter((p): p is number => !!p);
   const total = () => {
     const ticks = pids.map(cpuTicks);
     return ticks.some((t) => t === null) ? null : (ticks as number[]).reduce((a, b) => a + b, 0);
@@ -522,7 +624,9 @@ const failures = (m: Measured) => m.non2xx + m.errors + m.late;
 function apiServerErrors(stack: Stack): number {
   const api = stack.procs.find((p) => p.name === 'api');
   if (!api || !existsSync(api.logFile)) return 0;
-  return readFileSync(api.logFile, 'utf8').split('\n').filter((line) => line.includes('"msg":"unhandled error"')).length;
+  return readFileSync(api.logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('"msg":"unhandled error"')).length;
 }
 
 interface Row {
@@ -534,7 +638,8 @@ interface Row {
 // ---------------------------------------------------------------------------------------------
 // Report
 
-const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (n: number, digits = 1) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function table(rows: Row[]): string {
   const lines = [
@@ -561,8 +666,13 @@ function details(rows: Row[]): string {
   const cpu = (v: number | null) => (v === null ? '—' : fmt(v, 0));
   const sweep = { run: 'during the run', tail: 'after the run', none: '' };
   for (const { read, ours, base } of rows) {
-    for (const [side, m] of [['ours', ours], ['baseline', base]] as const) {
-      lines.push(`| ${read} | ${side} | ${m.sent} | ${m.total} | ${m.non2xx} | ${m.errors} | ${m.timeouts} | ${m.late} | ${m.settle.toFixed(1)} | ${cpu(m.ferretdbCpuMs)} | ${cpu(m.apiCpuMs)} | ${sweep[m.sweep ?? 'none']} |`);
+    for (const [side, m] of [
+      ['ours', ours],
+      ['baseline', base],
+    ] as const) {
+      lines.push(
+        `| ${read} | ${side} | ${m.sent} | ${m.total} | ${m.non2xx} | ${m.errors} | ${m.timeouts} | ${m.late} | ${m.settle.toFixed(1)} | ${cpu(m.ferretdbCpuMs)} | ${cpu(m.apiCpuMs)} | ${sweep[m.sweep ?? 'none']} |`,
+      );
     }
   }
   return lines.join('\n');
@@ -605,8 +715,12 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   try {
-    console.log(`Catalog read benchmark: ${PRODUCTS.toLocaleString('en-US')} products, ${CONNECTIONS} connections, ${runLengths()} per run`);
-    console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `Catalog read benchmark: ${PRODUCTS.toLocaleString('en-US')} products, ${CONNECTIONS} connections, ${runLengths()} per run`,
+    );
+    console.log(
+      `Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
+    );
 
     let t = Date.now();
     stack = await startStack({
@@ -626,13 +740,19 @@ async function main(): Promise<number> {
     const tenant = await tenancy.createTenant('Catalog benchmark');
     const key = await tenancy.issueKey(tenant._id, ['products:read'], 'bench');
 
-    console.log(`Seeding ${PRODUCTS.toLocaleString('en-US')} products (${PRODUCTS * 2} variants, ${PRODUCTS * 3} SKU claims) in batches of ${BATCH} …`);
+    console.log(
+      `Seeding ${PRODUCTS.toLocaleString('en-US')} products (${PRODUCTS * 2} variants, ${PRODUCTS * 3} SKU claims) in batches of ${BATCH} …`,
+    );
     const seeded = await seed(mongo, tenant._id);
-    console.log(`Seeded in ${seeded.seconds.toFixed(1)} s (${Math.round(PRODUCTS / seeded.seconds).toLocaleString('en-US')} products/s)`);
+    console.log(
+      `Seeded in ${seeded.seconds.toFixed(1)} s (${Math.round(PRODUCTS / seeded.seconds).toLocaleString('en-US')} products/s)`,
+    );
 
     baseline = await startBaseline(stack.env.MONGODB_URI, stack.env.MONGODB_DB, tenant._id);
     const { listed, counted } = await verify(apiUrl, baseline.url, key.key, seeded.sample);
-    console.log(`Checked: a seeded product and its SKU claims read back through the API; the list returns ${listed} products of ${LIST_BRAND}; "${COUNT_TERM}" counts ${counted}; the baseline agrees`);
+    console.log(
+      `Checked: a seeded product and its SKU claims read back through the API; the list returns ${listed} products of ${LIST_BRAND}; "${COUNT_TERM}" counts ${counted}; the baseline agrees`,
+    );
 
     const auth = { authorization: `Bearer ${key.key}` };
     const reads: { name: string; read: string; ours: Load; base: Load }[] = [
@@ -656,9 +776,16 @@ async function main(): Promise<number> {
       },
     ].filter((r) => READS.has(r.name));
 
-    const serverErrors = (side: 'ours' | 'baseline') => (side === 'ours' ? apiServerErrors(stack!) : baseline!.serverErrors());
+    const serverErrors = (side: 'ours' | 'baseline') =>
+      side === 'ours' ? apiServerErrors(stack!) : baseline!.serverErrors();
     /** One autocannon run, then the wait for idle; 500s the server logged meanwhile count for the run. */
-    const run = async (side: 'ours' | 'baseline', load: Load, seconds: number, connections: number, title: string): Promise<Measured> => {
+    const run = async (
+      side: 'ours' | 'baseline',
+      load: Load,
+      seconds: number,
+      connections: number,
+      title: string,
+    ): Promise<Measured> => {
       // not into a token sweep (see SWEEP_EVERY_MS): wait for it to pass, and for idle again
       const due = sweepsBetween(apiReadyAt, Date.now(), Date.now() + (seconds + 30) * 1000);
       if (due.length) {
@@ -673,8 +800,13 @@ async function main(): Promise<number> {
       const m = sample(await cannon(side === 'ours' ? apiUrl : baseline!.url, load, seconds, connections, title));
       const ended = Date.now();
       const busy = await settle(stack!, mongo!);
-      const sweep = sweepsBetween(apiReadyAt, started, ended).length ? 'run' : sweepsBetween(apiReadyAt, ended, Date.now()).length ? 'tail' : null;
-      const perRequest = (before: number | null, after: number | null) => (before === null || after === null || !m.sent ? null : ((after - before) * 10) / m.sent);
+      const sweep = sweepsBetween(apiReadyAt, started, ended).length
+        ? 'run'
+        : sweepsBetween(apiReadyAt, ended, Date.now()).length
+          ? 'tail'
+          : null;
+      const perRequest = (before: number | null, after: number | null) =>
+        before === null || after === null || !m.sent ? null : ((after - before) * 10) / m.sent;
       return {
         ...m,
         settle: busy,
@@ -692,7 +824,13 @@ async function main(): Promise<number> {
       console.log(`Warm-up: ${WARMUP_SECONDS} s per read and side at ${WARMUP_CONNECTIONS} connections …`);
       for (const r of reads) {
         for (const side of ['ours', 'baseline'] as const) {
-          const m = await run(side, side === 'ours' ? r.ours : r.base, WARMUP_SECONDS, WARMUP_CONNECTIONS, `warm-up ${side} ${r.read}`);
+          const m = await run(
+            side,
+            side === 'ours' ? r.ours : r.base,
+            WARMUP_SECONDS,
+            WARMUP_CONNECTIONS,
+            `warm-up ${side} ${r.read}`,
+          );
           if (failures(m)) console.warn(`  warm-up ${side} ${r.read}: ${failures(m)} failed`);
           warmupFailures += failures(m);
         }
@@ -704,8 +842,14 @@ async function main(): Promise<number> {
     for (const r of reads) {
       console.log(`Measuring ${r.read} …`);
       const seconds = secondsFor(r.name);
-      const [ours, base] = [await run('ours', r.ours, seconds, CONNECTIONS, 'ours'), await run('baseline', r.base, seconds, CONNECTIONS, 'baseline')];
-      for (const [side, m] of [['ours', ours], ['baseline', base]] as const) {
+      const [ours, base] = [
+        await run('ours', r.ours, seconds, CONNECTIONS, 'ours'),
+        await run('baseline', r.base, seconds, CONNECTIONS, 'baseline'),
+      ];
+      for (const [side, m] of [
+        ['ours', ours],
+        ['baseline', base],
+      ] as const) {
         console.log(
           `  ${side}: ${fmt(m.rps)} req/s, p50 ${m.total ? m.p50 : '—'} ms, p99 ${m.total ? m.p99 : '—'} ms, ${m.total}/${m.sent} answered, ${failures(m)} failed; busy ${m.settle.toFixed(1)} s after; FerretDB ${m.ferretdbCpuMs?.toFixed(0) ?? '—'} ms CPU per request${m.sweep ? `; token sweep ${m.sweep === 'run' ? 'during' : 'after'} the run` : ''}`,
         );
@@ -740,7 +884,9 @@ async function main(): Promise<number> {
     console.log(`\n${table(rows)}\n`);
     console.log(`Written to ${file}`);
     if (failed > 0) {
-      console.error(`FAILED: ${failed} requests did not succeed (non-2xx, connection errors, timeouts, or 500s after the client left)`);
+      console.error(
+        `FAILED: ${failed} requests did not succeed (non-2xx, connection errors, timeouts, or 500s after the client left)`,
+      );
       return 1;
     }
     return 0;

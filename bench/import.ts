@@ -58,7 +58,13 @@ function generateCsv(rows: number): { text: string; products: number } {
       tags: [TAGS[i % TAGS.length], TAGS[(i + 3) % TAGS.length]].join(', '),
     };
     for (let v = 1; v <= 2 && records.length < rows; v++) {
-      records.push({ ...base, 'variant.sku': `${sku}-V${v}`, 'variant.title': v === 1 ? 'Small' : 'Large', 'variant.price': String(6 + (i % 400) + v), 'variant.position': String(v - 1) });
+      records.push({
+        ...base,
+        'variant.sku': `${sku}-V${v}`,
+        'variant.title': v === 1 ? 'Small' : 'Large',
+        'variant.price': String(6 + (i % 400) + v),
+        'variant.position': String(v - 1),
+      });
     }
     i++;
   }
@@ -77,13 +83,23 @@ function memoryOf(pid: number): { peak: number; rss: number } | null {
 }
 
 async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const json = await res.json();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
 }
 
-async function poll(base: string, key: string, path: string, done: (b: any) => boolean, onTick?: () => void): Promise<any> {
+async function poll(
+  base: string,
+  key: string,
+  path: string,
+  done: (b: any) => boolean,
+  onTick?: () => void,
+): Promise<any> {
   for (;;) {
     const b = await api(base, key, 'GET', path);
     onTick?.();
@@ -98,22 +114,33 @@ async function main(): Promise<number> {
   let stack: Stack | null = null;
   let mongo: Mongo | null = null;
   try {
-    console.log(`Import benchmark: ${fmt(ROWS)} rows; machine ${cpus().length} cores, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `Import benchmark: ${fmt(ROWS)} rows; machine ${cpus().length} cores, load ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`,
+    );
     // generated first: a generation longer than the API's keep-alive would leave the first request on a closed socket
     const { text, products: productCount } = generateCsv(ROWS);
     const bytes = Buffer.byteLength(text);
     console.log(`File: ${fmt(ROWS)} rows, ${fmt(productCount)} products, ${fmt(mb(bytes))} MiB`);
     if (bytes > MAX_UPLOAD_BYTES) throw new Error(`the file is over the upload limit (${bytes} bytes)`);
-    stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', MONGODB_DB: 'bench_import' }, log: (l) => console.log(`  ${l}`) });
+    stack = await startStack({
+      dataDir,
+      ports: 'free',
+      withApp: true,
+      env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', MONGODB_DB: 'bench_import' },
+      log: (l) => console.log(`  ${l}`),
+    });
     const base = stack.apiUrl!;
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
     await ensureIndexes(mongo.db, allCollections);
     const tenancy = new Tenancy(mongo.db);
     const tenant = await tenancy.createTenant('Import benchmark');
-    const { key } = await tenancy.issueKey(tenant._id, ['products:read', 'products:import', 'products:export'], 'bench');
+    const { key } = await tenancy.issueKey(
+      tenant._id,
+      ['products:read', 'products:import', 'products:export'],
+      'bench',
+    );
     const worker = stack.procs.find((p) => p.name === 'worker')!;
     const workerPid = worker.child.pid!;
-
 
     // upload through the presigned POST, as a client does
     const up = await api(base, key, 'POST', '/products/bulk/csv/upload-url');
@@ -132,12 +159,23 @@ async function main(): Promise<number> {
       if (m) rssMax = Math.max(rssMax, m.rss);
     };
     let t = Date.now();
-    const { jobId } = await api(base, key, 'POST', '/products/bulk/csv/import', { s3Key: up.s3Key, config: { format: 'native', createIfNotExists: true } });
-    const job = await poll(base, key, `/products/bulk/csv/import/${jobId}`, (b) => b.status === 'completed' || b.status === 'failed', sampleRss);
+    const { jobId } = await api(base, key, 'POST', '/products/bulk/csv/import', {
+      s3Key: up.s3Key,
+      config: { format: 'native', createIfNotExists: true },
+    });
+    const job = await poll(
+      base,
+      key,
+      `/products/bulk/csv/import/${jobId}`,
+      (b) => b.status === 'completed' || b.status === 'failed',
+      sampleRss,
+    );
     const importSeconds = (Date.now() - t) / 1000;
     const peak = memoryOf(workerPid)?.peak ?? rssMax;
     const stored = await mongo.db.collection('products').countDocuments({ tenantId: tenant._id });
-    console.log(`Import: ${job.status} in ${importSeconds.toFixed(1)} s; created ${job.created}, failed ${job.failed}, skipped ${job.skipped}; ${stored} products stored; worker RSS ${fmt(mb(rssBefore?.rss ?? 0))} → peak ${fmt(mb(peak))} MiB`);
+    console.log(
+      `Import: ${job.status} in ${importSeconds.toFixed(1)} s; created ${job.created}, failed ${job.failed}, skipped ${job.skipped}; ${stored} products stored; worker RSS ${fmt(mb(rssBefore?.rss ?? 0))} → peak ${fmt(mb(peak))} MiB`,
+    );
     const importOk = job.status === 'completed' && job.created === ROWS && job.failed === 0 && stored === productCount;
 
     // baseline: the same documents, raw unordered bulkWrite upserts into a collection with the same indexes
@@ -147,7 +185,10 @@ async function main(): Promise<number> {
     for (const ix of products.indexes) await baseCol.createIndex(ix.key, ix.options ?? {});
     t = Date.now();
     for (let i = 0; i < docs.length; i += 1000) {
-      await baseCol.bulkWrite(docs.slice(i, i + 1000).map((d) => ({ replaceOne: { filter: { _id: d._id }, replacement: d, upsert: true } })), { ordered: false });
+      await baseCol.bulkWrite(
+        docs.slice(i, i + 1000).map((d) => ({ replaceOne: { filter: { _id: d._id }, replacement: d, upsert: true } })),
+        { ordered: false },
+      );
     }
     const baseSeconds = (Date.now() - t) / 1000;
     console.log(`Baseline write: ${docs.length} documents in ${baseSeconds.toFixed(1)} s`);
@@ -155,15 +196,24 @@ async function main(): Promise<number> {
     // export: async job vs a raw cursor over the same documents
     t = Date.now();
     const exp = await api(base, key, 'POST', '/products/bulk/csv/export', { format: 'native', selection: 'all' });
-    const expJob = await poll(base, key, `/products/bulk/csv/export/${exp.jobId}`, (b) => b.status === 'completed' || b.status === 'failed', sampleRss);
+    const expJob = await poll(
+      base,
+      key,
+      `/products/bulk/csv/export/${exp.jobId}`,
+      (b) => b.status === 'completed' || b.status === 'failed',
+      sampleRss,
+    );
     const exportSeconds = (Date.now() - t) / 1000;
     const exportText = expJob.downloadUrl ? await (await fetch(expJob.downloadUrl)).text() : '';
     const exportRows = exportText ? exportText.split('\r\n').filter(Boolean).length - 1 : 0;
     t = Date.now();
     let cursorRows = 0;
-    for await (const d of mongo.db.collection('products').find({ tenantId: tenant._id })) cursorRows += Math.max(1, (d.variants as unknown[] | undefined)?.length ?? 0);
+    for await (const d of mongo.db.collection('products').find({ tenantId: tenant._id }))
+      cursorRows += Math.max(1, (d.variants as unknown[] | undefined)?.length ?? 0);
     const cursorSeconds = (Date.now() - t) / 1000;
-    console.log(`Export: ${expJob.status} in ${exportSeconds.toFixed(1)} s, ${exportRows} rows; raw cursor ${cursorRows} rows in ${cursorSeconds.toFixed(1)} s`);
+    console.log(
+      `Export: ${expJob.status} in ${exportSeconds.toFixed(1)} s, ${exportRows} rows; raw cursor ${cursorRows} rows in ${cursorSeconds.toFixed(1)} s`,
+    );
     const peakAll = memoryOf(workerPid)?.peak ?? rssMax;
 
     const importRate = ROWS / importSeconds;
@@ -181,7 +231,9 @@ async function main(): Promise<number> {
       `# CSV import and export: ours vs the raw driver (${date})`,
       '',
       `- ${fmt(ROWS)} rows (${fmt(productCount)} products of 2 variants), native layout, ${fmt(mb(bytes))} MiB`,
-      `- machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+      `- machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
       `- ours: upload by presigned POST, POST /products/bulk/csv/import, poll until done (stream-parse, stage, plan, batched claims/products/operation items, per-chunk job progress); baseline: the stored documents written again by unordered bulkWrite replaceOne upserts, 1,000 per call, into a collection with the same indexes`,
       '',
       '| measure | ours | baseline | ours / baseline | goal |',

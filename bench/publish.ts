@@ -44,7 +44,16 @@ async function main(): Promise<number> {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       if (record) {
-        received.push({ url: req.url!, headers: { 'content-type': 'application/json', 'idempotency-key': String(req.headers['idempotency-key']), 'x-timestamp': String(req.headers['x-timestamp']), 'x-signature': String(req.headers['x-signature']) }, body: Buffer.concat(chunks).toString() });
+        received.push({
+          url: req.url!,
+          headers: {
+            'content-type': 'application/json',
+            'idempotency-key': String(req.headers['idempotency-key']),
+            'x-timestamp': String(req.headers['x-timestamp']),
+            'x-signature': String(req.headers['x-signature']),
+          },
+          body: Buffer.concat(chunks).toString(),
+        });
         keys.add(String(req.headers['idempotency-key']));
       }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -54,13 +63,23 @@ async function main(): Promise<number> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const channelUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    stack = await startStack({ dataDir, ports: 'free', withApp: true, env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_publish' }, log: (l) => console.log(`  ${l}`) });
+    stack = await startStack({
+      dataDir,
+      ports: 'free',
+      withApp: true,
+      env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_publish' },
+      log: (l) => console.log(`  ${l}`),
+    });
     const base = stack.apiUrl!;
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
     await ensureIndexes(mongo.db, allCollections);
     const tenancy = new Tenancy(mongo.db);
     const tenant = await tenancy.createTenant('Publish benchmark');
-    const { key } = await tenancy.issueKey(tenant._id, ['products:read', 'products:export', 'channels:read', 'channels:update'], 'bench');
+    const { key } = await tenancy.issueKey(
+      tenant._id,
+      ['products:read', 'products:export', 'channels:read', 'channels:update'],
+      'bench',
+    );
     const catalog = new Catalog(new TenantDb(mongo.db, tenant._id));
     let t = Date.now();
     for (let i = 0; i < PRODUCTS; i += 500) {
@@ -77,7 +96,12 @@ async function main(): Promise<number> {
             brand: 'Acme',
             category: { name: 'Tools', path: 'Home > Tools' },
             media: [{ src: `https://img.example.com/${j}.jpg`, name: 'front', alt: { value: 'front' }, position: 0 }],
-            variants: [1, 2].map((v) => ({ sku: `${sku}-V${v}`, title: { value: `V${v}` }, price: 10 + v, position: v - 1 })),
+            variants: [1, 2].map((v) => ({
+              sku: `${sku}-V${v}`,
+              title: { value: `V${v}` },
+              price: 10 + v,
+              position: v - 1,
+            })),
           }),
         });
       }
@@ -86,12 +110,21 @@ async function main(): Promise<number> {
     console.log(`Seeded ${PRODUCTS} products in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
     const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+      const res = await fetch(base + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
       const json = (await res.json()) as any;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
-    const ch = await api('POST', '/channels', { name: 'Bench channel', type: 'custom', settings: { endpointUrl: channelUrl, concurrency: CONCURRENCY }, secret: 'bench-signing-secret-0123456789' });
+    const ch = await api('POST', '/channels', {
+      name: 'Bench channel',
+      type: 'custom',
+      settings: { endpointUrl: channelUrl, concurrency: CONCURRENCY },
+      secret: 'bench-signing-secret-0123456789',
+    });
     t = Date.now();
     const { jobId } = await api('POST', '/products/export', { channelId: ch.id, mode: 'all' });
     let job: any;
@@ -114,21 +147,25 @@ async function main(): Promise<number> {
     const baseSeconds = (Date.now() - t) / 1000;
     const ours = PRODUCTS / oursSeconds;
     const raw = calls.length / baseSeconds;
-    const ok = job.status === 'completed' && job.published === PRODUCTS && keys.size === PRODUCTS && calls.length === PRODUCTS;
+    const ok =
+      job.status === 'completed' && job.published === PRODUCTS && keys.size === PRODUCTS && calls.length === PRODUCTS;
     const date = new Date().toISOString().slice(0, 10);
-    const report = [
-      `# Publication: ours vs the same HTTP calls in a plain loop (${date})`,
-      '',
-      `- ${PRODUCTS} products (2 variants each), channel type custom, ${CONCURRENCY} requests in flight on both sides; a local node:http channel that answers at once`,
-      `- machine ${cpus().length} cores, load before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
-      '- ours: POST /products/export (mode all) → job polled until done: the workflow in batches of 25, each product read, mapped, signed, sent, its binding and outcome written; baseline: the very PUTs the channel got from us, replayed by a loop',
-      '',
-      '| measure | ours | baseline | ours / baseline |',
-      '|---|---:|---:|---:|',
-      `| products/s | ${ours.toFixed(1)} (${oursSeconds.toFixed(1)} s) | ${raw.toFixed(1)} (${baseSeconds.toFixed(1)} s) | ${(ours / raw).toFixed(2)} |`,
-      '',
-      `- ${ok ? 'ok' : 'FAILED'}: job ${job.status}, ${job.published} published, ${keys.size} distinct Idempotency-Keys for ${PRODUCTS} products`,
-    ].join('\n') + '\n';
+    const report =
+      [
+        `# Publication: ours vs the same HTTP calls in a plain loop (${date})`,
+        '',
+        `- ${PRODUCTS} products (2 variants each), channel type custom, ${CONCURRENCY} requests in flight on both sides; a local node:http channel that answers at once`,
+        `- machine ${cpus().length} cores, load before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+        '- ours: POST /products/export (mode all) → job polled until done: the workflow in batches of 25, each product read, mapped, signed, sent, its binding and outcome written; baseline: the very PUTs the channel got from us, replayed by a loop',
+        '',
+        '| measure | ours | baseline | ours / baseline |',
+        '|---|---:|---:|---:|',
+        `| products/s | ${ours.toFixed(1)} (${oursSeconds.toFixed(1)} s) | ${raw.toFixed(1)} (${baseSeconds.toFixed(1)} s) | ${(ours / raw).toFixed(2)} |`,
+        '',
+        `- ${ok ? 'ok' : 'FAILED'}: job ${job.status}, ${job.published} published, ${keys.size} distinct Idempotency-Keys for ${PRODUCTS} products`,
+      ].join('\n') + '\n';
     console.log('\n' + report);
     mkdirSync(RESULTS_DIR, { recursive: true });
     let file = join(RESULTS_DIR, `publish-${date}.md`);

@@ -35,7 +35,13 @@ async function main(): Promise<number> {
   let stack: Stack | null = null;
   let mongo: Mongo | null = null;
   try {
-    stack = await startStack({ dataDir, ports: 'free', withApp: false, env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_stock' }, log: (l) => console.log(`  ${l}`) });
+    stack = await startStack({
+      dataDir,
+      ports: 'free',
+      withApp: false,
+      env: { ...process.env, LOG_LEVEL: 'warn', MONGODB_DB: 'bench_stock' },
+      log: (l) => console.log(`  ${l}`),
+    });
     mongo = await connectMongo(stack.env.MONGODB_URI, stack.env.MONGODB_DB);
     await ensureIndexes(mongo.db, allCollections);
     const rows: string[] = [];
@@ -48,20 +54,36 @@ async function main(): Promise<number> {
       // ours: the ledger, in its own tenant
       const tenantId = `ten_bench_${shape}`;
       const ledger = new Ledger(new TenantDb(mongo.db, tenantId));
-      await mapLimit(skus, CONCURRENCY, (sku) => ledger.apply({ sku, locationId: 'loc_1', delta: start(), reason: 'restock', actor: 'bench' }));
+      await mapLimit(skus, CONCURRENCY, (sku) =>
+        ledger.apply({ sku, locationId: 'loc_1', delta: start(), reason: 'restock', actor: 'bench' }),
+      );
       let t = Date.now();
-      await mapLimit(Array.from({ length: MOVEMENTS }, (_, i) => i), CONCURRENCY, (i) => ledger.apply({ sku: skuOf(i), locationId: 'loc_1', delta: -1, reason: 'sale', actor: 'bench' }));
+      await mapLimit(
+        Array.from({ length: MOVEMENTS }, (_, i) => i),
+        CONCURRENCY,
+        (i) => ledger.apply({ sku: skuOf(i), locationId: 'loc_1', delta: -1, reason: 'sale', actor: 'bench' }),
+      );
       const oursSeconds = (Date.now() - t) / 1000;
-      const oursLeft = await mongo.db.collection('stock_levels').aggregate([{ $match: { tenantId } }, { $group: { _id: null, n: { $sum: '$onHand' } } }]).toArray();
+      const oursLeft = await mongo.db
+        .collection('stock_levels')
+        .aggregate([{ $match: { tenantId } }, { $group: { _id: null, n: { $sum: '$onHand' } } }])
+        .toArray();
 
       // baseline: a raw guarded $inc on a plain balances collection
       const raw = mongo.db.collection<{ _id: string; onHand: number }>(`bench_raw_${shape}`);
       await raw.insertMany(skus.map((sku) => ({ _id: levelId('raw', 'loc_1', sku), onHand: start() })));
       t = Date.now();
-      await mapLimit(Array.from({ length: MOVEMENTS }, (_, i) => i), CONCURRENCY, async (i) => {
-        const res = await raw.updateOne({ _id: levelId('raw', 'loc_1', skuOf(i)), onHand: { $gte: 1 } }, { $inc: { onHand: -1 } });
-        if (res.modifiedCount !== 1) throw new Error('baseline decrement refused');
-      });
+      await mapLimit(
+        Array.from({ length: MOVEMENTS }, (_, i) => i),
+        CONCURRENCY,
+        async (i) => {
+          const res = await raw.updateOne(
+            { _id: levelId('raw', 'loc_1', skuOf(i)), onHand: { $gte: 1 } },
+            { $inc: { onHand: -1 } },
+          );
+          if (res.modifiedCount !== 1) throw new Error('baseline decrement refused');
+        },
+      );
       const baseSeconds = (Date.now() - t) / 1000;
       const rawLeft = await raw.aggregate([{ $group: { _id: null, n: { $sum: '$onHand' } } }]).toArray();
 
@@ -70,20 +92,27 @@ async function main(): Promise<number> {
       ok &&= right;
       const ours = MOVEMENTS / oursSeconds;
       const base = MOVEMENTS / baseSeconds;
-      console.log(`${shape}: ours ${ours.toFixed(0)} movements/s (${oursSeconds.toFixed(1)} s), baseline ${base.toFixed(0)}/s (${baseSeconds.toFixed(1)} s), balances ${right ? 'right' : 'WRONG'}`);
-      rows.push(`| ${shape === 'hot' ? 'hot (1 SKU)' : `spread (${SPREAD_SKUS} SKUs)`} | ${ours.toFixed(0)} | ${base.toFixed(0)} | ${(ours / base).toFixed(2)} | ${right ? 'ok' : 'WRONG'} |`);
+      console.log(
+        `${shape}: ours ${ours.toFixed(0)} movements/s (${oursSeconds.toFixed(1)} s), baseline ${base.toFixed(0)}/s (${baseSeconds.toFixed(1)} s), balances ${right ? 'right' : 'WRONG'}`,
+      );
+      rows.push(
+        `| ${shape === 'hot' ? 'hot (1 SKU)' : `spread (${SPREAD_SKUS} SKUs)`} | ${ours.toFixed(0)} | ${base.toFixed(0)} | ${(ours / base).toFixed(2)} | ${right ? 'ok' : 'WRONG'} |`,
+      );
     }
     const date = new Date().toISOString().slice(0, 10);
-    const report = [
-      `# Stock movements: ledger vs raw guarded $inc (${date})`,
-      '',
-      `- ${MOVEMENTS} decrements of 1 per shape, ${CONCURRENCY} in flight; embedded FerretDB; machine ${cpus().length} cores, load before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
-      '- ours: Ledger.apply (movement recorded, guarded atomic balance update, movement marked applied); baseline: updateOne({_id, onHand: {$gte: 1}}, {$inc: {onHand: -1}})',
-      '',
-      '| load | ours movements/s | baseline movements/s | ours / baseline | final balances |',
-      '|---|---:|---:|---:|---|',
-      ...rows,
-    ].join('\n') + '\n';
+    const report =
+      [
+        `# Stock movements: ledger vs raw guarded $inc (${date})`,
+        '',
+        `- ${MOVEMENTS} decrements of 1 per shape, ${CONCURRENCY} in flight; embedded FerretDB; machine ${cpus().length} cores, load before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+        '- ours: Ledger.apply (movement recorded, guarded atomic balance update, movement marked applied); baseline: updateOne({_id, onHand: {$gte: 1}}, {$inc: {onHand: -1}})',
+        '',
+        '| load | ours movements/s | baseline movements/s | ours / baseline | final balances |',
+        '|---|---:|---:|---:|---|',
+        ...rows,
+      ].join('\n') + '\n';
     console.log('\n' + report);
     mkdirSync(RESULTS_DIR, { recursive: true });
     let file = join(RESULTS_DIR, `stock-${date}.md`);

@@ -35,7 +35,12 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: 'string' }, 'tax-rate': { type: 'string' }, tenant: { type: 'string' }, scopes: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      'tax-rate': { type: 'string' },
+      tenant: { type: 'string' },
+      scopes: { type: 'string' },
+    },
   });
   const [noun, verb, id] = positionals;
   const need = <T>(value: T | undefined, what: string): T => {
@@ -59,7 +64,11 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
     case 'tenant resume':
       return found(await tenancy.setTenantStatus(need(id, 'tenant id'), 'active'), `tenant ${id}`);
     case 'key issue':
-      return tenancy.issueKey(need(values.tenant, '--tenant'), parseScopes(need(values.scopes, '--scopes')), values.name);
+      return tenancy.issueKey(
+        need(values.tenant, '--tenant'),
+        parseScopes(need(values.scopes, '--scopes')),
+        values.name,
+      );
     case 'key list':
       return tenancy.listKeys(need(values.tenant, '--tenant'));
     case 'key revoke':

@@ -19,7 +19,11 @@ function platformOf(name) {
   const os = tokens.find((t) => OS.includes(t));
   const cpu = tokens.find((t) => CPU.includes(t));
   if (!os || !cpu) return null;
-  const libc = tokens.some((t) => t.startsWith('musl')) ? 'musl' : tokens.some((t) => t.startsWith('gnu')) ? 'glibc' : null;
+  const libc = tokens.some((t) => t.startsWith('musl'))
+    ? 'musl'
+    : tokens.some((t) => t.startsWith('gnu'))
+      ? 'glibc'
+      : null;
   return { os: [os], cpu: [cpu], ...(libc ? { libc: [libc] } : {}) };
 }
 
@@ -29,12 +33,22 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     const nested = `${path}/node_modules/${name}`;
     if (lock.packages[`node_modules/${name}`] || lock.packages[nested]) continue;
     const platform = platformOf(name);
-    if (!platform) throw new Error(`${name} (optional dependency of ${path}) is missing from the lockfile and is not a platform build`);
-    lock.packages[`node_modules/${name}`] = { version, ...platform, ...(entry.dev ? { dev: true } : {}), optional: true };
+    if (!platform)
+      throw new Error(
+        `${name} (optional dependency of ${path}) is missing from the lockfile and is not a platform build`,
+      );
+    lock.packages[`node_modules/${name}`] = {
+      version,
+      ...platform,
+      ...(entry.dev ? { dev: true } : {}),
+      optional: true,
+    };
     added++;
   }
 }
-const sorted = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)));
+const sorted = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)),
+);
 lock.packages = sorted;
 writeFileSync(file, JSON.stringify(lock, null, 2) + '\n');
 console.log(`complete-lockfile: added ${added} platform entr${added === 1 ? 'y' : 'ies'}`);

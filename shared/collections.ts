@@ -21,4 +21,30 @@ import { channels } from './channels/channels';
  * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
  * to ensureIndexes at start-up; the data layer itself knows no domain.
  */
-export const allCollections: CollectionDef<any>[] = [tenants, apiKeys, authTokens, authState, jobs, products, productSkus, orders, orderComments, bulkOperations, bulkOperationItems, importStaging, importErrors, locations, locationZones, stockLevels, stockMovements, inventoryHandlers, adjustments, counts, lotCosts, transfers, publicationItems, publicationLocks, channels];
+export const allCollections: CollectionDef<any>[] = [
+  tenants,
+  apiKeys,
+  authTokens,
+  authState,
+  jobs,
+  products,
+  productSkus,
+  orders,
+  orderComments,
+  bulkOperations,
+  bulkOperationItems,
+  importStaging,
+  importErrors,
+  locations,
+  locationZones,
+  stockLevels,
+  stockMovements,
+  inventoryHandlers,
+  adjustments,
+  counts,
+  lotCosts,
+  transfers,
+  publicationItems,
+  publicationLocks,
+  channels,
+];

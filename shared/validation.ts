@@ -7,7 +7,15 @@ import type { FieldError } from './errors/catalog';
  * strings and are coerced). Schemas are compiled once, on first use, and kept.
  */
 function make(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, strict: true, strictRequired: false, allowUnionTypes: true, removeAdditional: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes,
+    useDefaults: true,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    removeAdditional: false,
+  });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'x-note' }); // free text kept beside a schema for the OpenAPI description
   return ajv;

@@ -48,8 +48,12 @@ async function buildBundle(file: string): Promise<void> {
 export async function workflowBundle(): Promise<{ code: string }> {
   const file = bundleFile();
   if (!existsSync(file)) {
-    const built = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--build'], { stdio: 'inherit', cwd: ROOT });
-    if (built.status !== 0) throw new Error(`building the workflow bundle failed (exit ${built.status ?? built.signal})`);
+    const built = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--build'], {
+      stdio: 'inherit',
+      cwd: ROOT,
+    });
+    if (built.status !== 0)
+      throw new Error(`building the workflow bundle failed (exit ${built.status ?? built.signal})`);
   }
   return { code: readFileSync(file, 'utf8') };
 }

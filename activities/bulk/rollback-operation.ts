@@ -16,7 +16,8 @@ export function rollbackOperation(db: Db) {
     try {
       return await rollback(new TenantDb(db, input.tenantId), input.operationId, input.rollbackId, input.actor);
     } catch (err) {
-      if (err instanceof RollbackRefused) throw ApplicationFailure.nonRetryable(err.message, 'rollback-failed', { blockedSkus: err.blockedSkus });
+      if (err instanceof RollbackRefused)
+        throw ApplicationFailure.nonRetryable(err.message, 'rollback-failed', { blockedSkus: err.blockedSkus });
       throw err;
     }
   };

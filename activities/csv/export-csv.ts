@@ -42,7 +42,13 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
     csv.pipe(body);
     const upload = new Upload({
       client: s3,
-      params: { Bucket: config.s3.bucket, Key: key, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' },
+      params: {
+        Bucket: config.s3.bucket,
+        Key: key,
+        Body: body,
+        ContentType: 'text/csv',
+        ServerSideEncryption: 'AES256',
+      },
       queueSize: 2,
       partSize: 5 * 1024 * 1024,
     });
@@ -51,7 +57,12 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
     let rows = 0;
     const progress = async () => {
       heartbeat(count);
-      await tenantDb.collection(jobs).updateOne({ _id: input.jobId, status: { $in: ['queued', 'processing'] } }, { $set: { result: { processedRows: count, totalRows: total, count, rows } } });
+      await tenantDb
+        .collection(jobs)
+        .updateOne(
+          { _id: input.jobId, status: { $in: ['queued', 'processing'] } },
+          { $set: { result: { processedRows: count, totalRows: total, count, rows } } },
+        );
     };
     for await (const doc of col.find(filter, { sort: { sku: 1 } })) {
       for (const record of layout.toRecords(presentProduct(doc as ProductDoc))) {

@@ -39,7 +39,9 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
   const bucket = config.s3.bucket;
   return {
     /** Reads the uploaded file (twice, streamed: shared/csv/stage.ts), groups its rows into products and stages them by chunk. */
-    async stageImport(ref: ImportJobRef & { s3Key: string; config: ImportConfig; chunkSize: number }): Promise<StageResult> {
+    async stageImport(
+      ref: ImportJobRef & { s3Key: string; config: ImportConfig; chunkSize: number },
+    ): Promise<StageResult> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const staging = tenantDb.collection(importStaging);
       await staging.deleteMany({ jobId: ref.jobId });
@@ -47,7 +49,12 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       // staged a chunk at a time as the file is read: the worker never holds the whole file
       const chunks: [number, number][] = [];
       const put = async (json: string[], first: number) => {
-        await staging.insertOne({ _id: `${ref.jobId}:${first}`, jobId: ref.jobId, index: first, productsJson: `[${json.join(',')}]` });
+        await staging.insertOne({
+          _id: `${ref.jobId}:${first}`,
+          jobId: ref.jobId,
+          index: first,
+          productsJson: `[${json.join(',')}]`,
+        });
         chunks.push([first, first + json.length]);
       };
       const stage = async (batch: ParsedProduct[], first: number) => {
@@ -67,8 +74,21 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       };
       const none = { chunks: [], totalRows: 0, structuralErrors: [], exceedsRowCap: false, exceedsVariantCap: false };
       try {
-        const read = await streamProducts(open, layoutFor(ref.config.format), ref.config.mappings, ASYNC_LIMITS, stage, ref.chunkSize);
-        return { ...none, chunks, totalRows: read.rows, exceedsRowCap: read.exceedsRowCap, exceedsVariantCap: read.exceedsVariantCap };
+        const read = await streamProducts(
+          open,
+          layoutFor(ref.config.format),
+          ref.config.mappings,
+          ASYNC_LIMITS,
+          stage,
+          ref.chunkSize,
+        );
+        return {
+          ...none,
+          chunks,
+          totalRows: read.rows,
+          exceedsRowCap: read.exceedsRowCap,
+          exceedsVariantCap: read.exceedsVariantCap,
+        };
       } catch (err) {
         if (err instanceof AppError) return { ...none, structuralErrors: [err.message] };
         throw err;
@@ -76,12 +96,22 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
     },
 
     /** Plans (and, unless `dryRun`, applies) the staged chunk [from, to); failed rows go to the error list. */
-    async importChunk(ref: ImportJobRef & { from: number; to: number; config: ImportConfig; operationId: string; actor: string; dryRun: boolean }): Promise<ImportCounts> {
+    async importChunk(
+      ref: ImportJobRef & {
+        from: number;
+        to: number;
+        config: ImportConfig;
+        operationId: string;
+        actor: string;
+        dryRun: boolean;
+      },
+    ): Promise<ImportCounts> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const t0 = Date.now();
       const chunk = await tenantDb.collection(importStaging).findOne({ _id: `${ref.jobId}:${ref.from}` });
       const products: ParsedProduct[] = chunk ? JSON.parse(chunk.productsJson) : [];
-      if (products.length !== ref.to - ref.from) throw new Error(`staged chunk ${ref.from}–${ref.to} of ${ref.jobId} is missing`);
+      if (products.length !== ref.to - ref.from)
+        throw new Error(`staged chunk ${ref.from}–${ref.to} of ${ref.jobId} is missing`);
       const beat = () => heartbeat(ref.from);
       // a created product's id is derived from the job and its place in the file: a retried chunk recreates the same documents
       const idOf = (i: number) => derivedObjectId(`${ref.jobId}:${ref.from + i}`);
@@ -104,18 +134,41 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
         // keyed by row: a retried chunk's errors are already there
         await tenantDb
           .collection(importErrors)
-          .insertMany(errors.map((e) => ({ _id: `${ref.jobId}:${e.row}`, jobId: ref.jobId, row: e.row, sku: e.sku, message: e.message })), { ordered: false })
+          .insertMany(
+            errors.map((e) => ({
+              _id: `${ref.jobId}:${e.row}`,
+              jobId: ref.jobId,
+              row: e.row,
+              sku: e.sku,
+              message: e.message,
+            })),
+            { ordered: false },
+          )
           .catch((err) => {
             if (!isDuplicateKeyError(err)) throw err;
           });
       }
       const mem = process.memoryUsage();
-      log.info({ jobId: ref.jobId, from: ref.from, to: ref.to, readMs: t1 - t0, planMs: t2 - t1, applyMs: Date.now() - t2, heapMiB: mem.heapUsed >> 20, rssMiB: mem.rss >> 20 }, 'import chunk done');
+      log.info(
+        {
+          jobId: ref.jobId,
+          from: ref.from,
+          to: ref.to,
+          readMs: t1 - t0,
+          planMs: t2 - t1,
+          applyMs: Date.now() - t2,
+          heapMiB: mem.heapUsed >> 20,
+          rssMiB: mem.rss >> 20,
+        },
+        'import chunk done',
+      );
       return counts;
     },
 
     /** Closes the operation, writes the error report (row, sku, every error of the row) and drops the staging. */
-    async finishImport(ref: ImportJobRef & { operationId: string; counts: ImportCounts; wrote: boolean }): Promise<{ errorReportKey: string | null }> {
+    async finishImport(
+      ref: ImportJobRef & { operationId: string; counts: ImportCounts; wrote: boolean },
+    ): Promise<{ errorReportKey: string | null }> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const ops = new BulkOperations(tenantDb);
       const op = await ops.get(ref.operationId);
@@ -123,16 +176,29 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
         if (ref.counts.created + ref.counts.updated > 0) await ops.finish(ref.operationId, 'completed', ref.counts);
         else await ops.finish(ref.operationId, 'failed', ref.counts); // it changed nothing: nothing to roll back
       }
-      const errors = await tenantDb.collection(importErrors).find({ jobId: ref.jobId }, { sort: { row: 1 } }).toArray();
+      const errors = await tenantDb
+        .collection(importErrors)
+        .find({ jobId: ref.jobId }, { sort: { row: 1 } })
+        .toArray();
       let errorReportKey: string | null = null;
       if (errors.length) {
         errorReportKey = `reports/${ref.tenantId}/${ref.jobId}-errors.csv`;
-        const body = toCsvText(['row', 'sku', 'errors'], errors.map((e) => ({ row: String(e.row), sku: e.sku ?? '', errors: e.message })));
-        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: errorReportKey, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' }));
+        const body = toCsvText(
+          ['row', 'sku', 'errors'],
+          errors.map((e) => ({ row: String(e.row), sku: e.sku ?? '', errors: e.message })),
+        );
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: errorReportKey,
+            Body: body,
+            ContentType: 'text/csv',
+            ServerSideEncryption: 'AES256',
+          }),
+        );
       }
       await tenantDb.collection(importStaging).deleteMany({ jobId: ref.jobId });
       return { errorReportKey };
     },
   };
 }
-

@@ -37,29 +37,64 @@ export function transferActivities({ db }: ActivityDeps) {
       const reference = { type: 'transfer', id: input.transferId };
       const taken: TransferLine[] = [];
       for (const line of input.productsList) {
-        await recordLotCost(tenantDb, key('in', line.sku), line.sku, () => outgoingUnitCost(tenantDb, line.sku, input.originId, line.quantity));
+        await recordLotCost(tenantDb, key('in', line.sku), line.sku, () =>
+          outgoingUnitCost(tenantDb, line.sku, input.originId, line.quantity),
+        );
         try {
-          await ledger.apply({ sku: line.sku, locationId: input.originId, delta: -line.quantity, reason: 'transfer_out', reference, actor: input.actor, idempotencyKey: key('out', line.sku) });
+          await ledger.apply({
+            sku: line.sku,
+            locationId: input.originId,
+            delta: -line.quantity,
+            reason: 'transfer_out',
+            reference,
+            actor: input.actor,
+            idempotencyKey: key('out', line.sku),
+          });
           taken.push(line);
         } catch (err) {
           if (!(err instanceof AppError) || err.status !== 409) throw err;
           for (const back of taken) {
-            await ledger.apply({ sku: back.sku, locationId: input.originId, delta: back.quantity, reason: 'transfer_reversal', reference, actor: input.actor, idempotencyKey: key('back', back.sku) });
+            await ledger.apply({
+              sku: back.sku,
+              locationId: input.originId,
+              delta: back.quantity,
+              reason: 'transfer_reversal',
+              reference,
+              actor: input.actor,
+              idempotencyKey: key('back', back.sku),
+            });
           }
           // the costs noted for receipts that will not happen
-          for (const noted of [...taken, line]) await tenantDb.collection(lotCosts).deleteById(`${input.tenantId}:${key('in', noted.sku)}`);
+          for (const noted of [...taken, line])
+            await tenantDb.collection(lotCosts).deleteById(`${input.tenantId}:${key('in', noted.sku)}`);
           throw ApplicationFailure.nonRetryable(err.message, 'insufficient-stock', err.extra.details);
         }
       }
       for (const line of input.productsList) {
-        await ledger.apply({ sku: line.sku, locationId: input.destinationId, delta: line.quantity, reason: 'transfer_in', reference, actor: input.actor, idempotencyKey: key('in', line.sku) });
+        await ledger.apply({
+          sku: line.sku,
+          locationId: input.destinationId,
+          delta: line.quantity,
+          reason: 'transfer_in',
+          reference,
+          actor: input.actor,
+          idempotencyKey: key('in', line.sku),
+        });
       }
     },
 
     /** Mirrors the workflow's state into the transfer record; the same event twice is kept once. */
-    async recordTransfer(input: { tenantId: string; transferId: string; set: Partial<TransferDoc>; event: TransferEvent }): Promise<void> {
+    async recordTransfer(input: {
+      tenantId: string;
+      transferId: string;
+      set: Partial<TransferDoc>;
+      event: TransferEvent;
+    }): Promise<void> {
       const col = new TenantDb(db, input.tenantId).collection(transfers);
-      await col.updateById(input.transferId, { $set: { ...input.set, updatedAt: input.event.at }, $addToSet: { history: input.event } });
+      await col.updateById(input.transferId, {
+        $set: { ...input.set, updatedAt: input.event.at },
+        $addToSet: { history: input.event },
+      });
     },
   };
 }

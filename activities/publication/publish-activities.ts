@@ -9,7 +9,13 @@ import { jobs } from '../../shared/jobs/collection';
 import { mapLimit } from '../../shared/concurrency';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
-import { productsByIds, publicationItems, unlockChannel, type PublicationItem, type PublishOptions } from '../../shared/publication/publication';
+import {
+  productsByIds,
+  publicationItems,
+  unlockChannel,
+  type PublicationItem,
+  type PublishOptions,
+} from '../../shared/publication/publication';
 
 export interface BatchInput {
   tenantId: string;
@@ -27,11 +33,26 @@ export interface BatchResult {
 const INACTIVE_BINDING = ['inactive', 'paused'];
 
 /** The product's binding to the channel after an outcome (added when the product had none). */
-function bindingsAfter(p: ProductDoc, channel: ChannelDoc, outcome: { ok: true; handle: string } | { ok: false; error: string }) {
+function bindingsAfter(
+  p: ProductDoc,
+  channel: ChannelDoc,
+  outcome: { ok: true; handle: string } | { ok: false; error: string },
+) {
   const now = new Date().toISOString();
   const bindings = [...((p.bindings ?? []) as unknown as Record<string, unknown>[])];
   const i = bindings.findIndex((b) => b.channelId === channel._id.toHexString());
-  const current = i >= 0 ? bindings[i] : { channelId: channel._id.toHexString(), handle: p.sku, type: channel.type, desiredStatus: 'active', reservedStock: 0, overrides: [], customValues: [] };
+  const current =
+    i >= 0
+      ? bindings[i]
+      : {
+          channelId: channel._id.toHexString(),
+          handle: p.sku,
+          type: channel.type,
+          desiredStatus: 'active',
+          reservedStock: 0,
+          overrides: [],
+          customValues: [],
+        };
   const next = outcome.ok
     ? { ...current, handle: outcome.handle, status: 'active', syncStatus: 'synced', lastError: null, lastSyncedAt: now }
     : { ...current, status: 'error', syncStatus: 'error', lastError: outcome.error, lastSyncedAt: now };
@@ -56,8 +77,14 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       if (!channel) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} is gone`, 'CHANNEL_NOT_FOUND');
       const items = tenantDb.collection(publicationItems);
       const docs = await productsByIds(tenantDb, input.productIds);
-      const stock = input.options.includeInventory ? await stockOf(tenantDb, docs.flatMap(skusOfProduct), input.options.locationId) : new Map();
-      const target = { endpointUrl: channel.settings.endpointUrl, secret: channels.signingSecret(channel), timeoutMs: channel.settings.timeoutMs ?? 15_000 };
+      const stock = input.options.includeInventory
+        ? await stockOf(tenantDb, docs.flatMap(skusOfProduct), input.options.locationId)
+        : new Map();
+      const target = {
+        endpointUrl: channel.settings.endpointUrl,
+        secret: channels.signingSecret(channel),
+        timeoutMs: channel.settings.timeoutMs ?? 15_000,
+      };
       const cancelled = Context.current().cancellationSignal;
       const spacingMs = channel.settings.rateLimitPerSecond ? 1000 / channel.settings.rateLimitPerSecond : 0;
       // the first send waits one interval too: the previous batch's last send may have just left
@@ -67,14 +94,32 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         const results = await mapLimit(docs, channel.settings.concurrency ?? 4, async (p) => {
           const itemId = `${input.jobId}:${p._id.toHexString()}`;
           const done = await items.findOne({ _id: itemId });
-          if (done) return { sku: p.sku, success: done.outcome === 'published', ...(done.error ? { error: done.error } : {}), ...(done.outcome === 'skipped' ? { skipped: true } : {}) };
+          if (done)
+            return {
+              sku: p.sku,
+              success: done.outcome === 'published',
+              ...(done.error ? { error: done.error } : {}),
+              ...(done.outcome === 'skipped' ? { skipped: true } : {}),
+            };
           const job = await tenantDb.collection(jobs).findOne({ _id: input.jobId });
-          if (cancelled.aborted || job?.cancelRequestedAt) throw ApplicationFailure.nonRetryable('the publication was cancelled', 'cancelled');
+          if (cancelled.aborted || job?.cancelRequestedAt)
+            throw ApplicationFailure.nonRetryable('the publication was cancelled', 'cancelled');
           let item: Omit<PublicationItem, 'tenantId'>;
-          const binding = (p.bindings as unknown as { channelId: string; status?: string }[]).find((b) => b.channelId === input.channelId);
+          const binding = (p.bindings as unknown as { channelId: string; status?: string }[]).find(
+            (b) => b.channelId === input.channelId,
+          );
           if (binding?.status && INACTIVE_BINDING.includes(binding.status) && !input.options.forceUpdate) {
             // the product's own binding to this channel is switched off: the per-product literal of the spec
-            item = { _id: itemId, jobId: input.jobId, productId: p._id.toHexString(), sku: p.sku, outcome: 'skipped', error: 'CHANNEL_INACTIVE', handle: null, at: new Date() };
+            item = {
+              _id: itemId,
+              jobId: input.jobId,
+              productId: p._id.toHexString(),
+              sku: p.sku,
+              outcome: 'skipped',
+              error: 'CHANNEL_INACTIVE',
+              handle: null,
+              at: new Date(),
+            };
           } else {
             if (spacingMs) {
               const wait = nextSlot - Date.now();
@@ -92,16 +137,42 @@ export function publicationActivities({ db, config }: ActivityDeps) {
             try {
               outcome = await sendProduct(target, p.sku, payload, `${input.jobId}:${p._id.toHexString()}`, cancelled);
             } catch (err) {
-              if (err instanceof RetryableChannelError) throw ApplicationFailure.retryable(err.message, 'channel-unavailable');
+              if (err instanceof RetryableChannelError)
+                throw ApplicationFailure.retryable(err.message, 'channel-unavailable');
               throw err;
             }
-            await tenantDb.collection(products).updateById(p._id, { $set: { bindings: bindingsAfter(p, channel, outcome) as never } });
+            await tenantDb
+              .collection(products)
+              .updateById(p._id, { $set: { bindings: bindingsAfter(p, channel, outcome) as never } });
             item = outcome.ok
-              ? { _id: itemId, jobId: input.jobId, productId: p._id.toHexString(), sku: p.sku, outcome: 'published', error: null, handle: outcome.handle, at: new Date() }
-              : { _id: itemId, jobId: input.jobId, productId: p._id.toHexString(), sku: p.sku, outcome: 'failed', error: outcome.error, handle: null, at: new Date() };
+              ? {
+                  _id: itemId,
+                  jobId: input.jobId,
+                  productId: p._id.toHexString(),
+                  sku: p.sku,
+                  outcome: 'published',
+                  error: null,
+                  handle: outcome.handle,
+                  at: new Date(),
+                }
+              : {
+                  _id: itemId,
+                  jobId: input.jobId,
+                  productId: p._id.toHexString(),
+                  sku: p.sku,
+                  outcome: 'failed',
+                  error: outcome.error,
+                  handle: null,
+                  at: new Date(),
+                };
           }
           await items.insertOne(item).catch(() => undefined); // a concurrent retry wrote the same outcome
-          return { sku: p.sku, success: item.outcome === 'published', ...(item.error ? { error: item.error } : {}), ...(item.outcome === 'skipped' ? { skipped: true } : {}) };
+          return {
+            sku: p.sku,
+            success: item.outcome === 'published',
+            ...(item.error ? { error: item.error } : {}),
+            ...(item.outcome === 'skipped' ? { skipped: true } : {}),
+          };
         });
         return { results };
       } finally {
@@ -110,16 +181,33 @@ export function publicationActivities({ db, config }: ActivityDeps) {
     },
 
     /** Counts the job's outcomes, writes the job record's final state and frees the channel. */
-    async finishPublication(input: { tenantId: string; jobId: string; channelId: string; status: 'completed' | 'failed' | 'cancelled'; cancelReason: string | null; total: number }) {
+    async finishPublication(input: {
+      tenantId: string;
+      jobId: string;
+      channelId: string;
+      status: 'completed' | 'failed' | 'cancelled';
+      cancelReason: string | null;
+      total: number;
+    }) {
       const tenantDb = new TenantDb(db, input.tenantId);
       const all = await tenantDb.collection(publicationItems).find({ jobId: input.jobId }).toArray();
       const counts = { total: input.total, published: 0, failed: 0, skipped: 0 };
-      for (const i of all) counts[i.outcome === 'published' ? 'published' : i.outcome === 'failed' ? 'failed' : 'skipped']++;
+      for (const i of all)
+        counts[i.outcome === 'published' ? 'published' : i.outcome === 'failed' ? 'failed' : 'skipped']++;
       const now = new Date();
-      await tenantDb.collection(jobs).updateOne(
-        { _id: input.jobId, status: { $nin: ['completed', 'failed', 'cancelled'] } },
-        { $set: { status: input.status, updatedAt: now, finishedAt: now, result: { ...counts, processed: all.length, percent: 100, cancelReason: input.cancelReason } } },
-      );
+      await tenantDb
+        .collection(jobs)
+        .updateOne(
+          { _id: input.jobId, status: { $nin: ['completed', 'failed', 'cancelled'] } },
+          {
+            $set: {
+              status: input.status,
+              updatedAt: now,
+              finishedAt: now,
+              result: { ...counts, processed: all.length, percent: 100, cancelReason: input.cancelReason },
+            },
+          },
+        );
       await unlockChannel(tenantDb, input.channelId, input.jobId);
       return counts;
     },

@@ -12,7 +12,12 @@ const both = { scopes: ['products:read' as const, 'products:update' as const] };
 
 function present(op: BulkOperation) {
   const { _id, tenantId: _t, createdAt, finishedAt, ...rest } = op;
-  return { id: _id, ...rest, createdAt: createdAt.toISOString(), finishedAt: finishedAt ? finishedAt.toISOString() : null };
+  return {
+    id: _id,
+    ...rest,
+    createdAt: createdAt.toISOString(),
+    finishedAt: finishedAt ? finishedAt.toISOString() : null,
+  };
 }
 
 function rollbackFailed(message: string, blockedSkus: string[]): AppError {
@@ -65,10 +70,14 @@ export const bulkRoutes = defineRoutes([
     method: 'post',
     path: '/products/bulk/operations/:id/rollback',
     summary: 'Roll back a bulk operation (as a workflow): created products are deleted, changed ones restored',
-    description: '400 rollback-failed, naming the SKUs, when a later operation or a direct edit changed any of its products. A rollback is recorded as an operation too. Repeating the call returns the same rollback.',
+    description:
+      '400 rollback-failed, naming the SKUs, when a later operation or a direct edit changed any of its products. A rollback is recorded as an operation too. Repeating the call returns the same rollback.',
     tags: ['bulk'],
     auth: { scopes: ['products:update'] },
-    responses: { 200: { description: '`{success: true, operationId, rollbackOperationId, deleted, restored, failed[]}`' }, 400: { description: 'rollback-failed' } },
+    responses: {
+      200: { description: '`{success: true, operationId, rollbackOperationId, deleted, restored, failed[]}`' },
+      400: { description: 'rollback-failed' },
+    },
     handler: async (ctx) => {
       const { principal, tenantDb } = tenantOf(ctx);
       const ops = new BulkOperations(tenantDb);
@@ -76,7 +85,8 @@ export const bulkRoutes = defineRoutes([
       if (!op) throw new AppError(404, 'not-found', `No bulk operation ${ctx.params.id}`);
       if (!(op.status === 'rolled_back' && op.rolledBackBy)) {
         const check = await ops.rollbackCheck(op);
-        if (!check.canRollback) throw rollbackFailed(`Operation ${op._id} cannot be rolled back: ${check.reason}`, check.blockedSkus);
+        if (!check.canRollback)
+          throw rollbackFailed(`Operation ${op._id} cannot be rolled back: ${check.reason}`, check.blockedSkus);
       }
       const rollbackId = newId('bop');
       const { job } = await ctx.deps.jobs.start(tenantDb, {
@@ -86,7 +96,9 @@ export const bulkRoutes = defineRoutes([
         // one rollback per operation: a repeated request is the same job
         idempotencyKey: op._id,
         input: { operationId: op._id },
-        args: (jobId) => [{ tenantId: tenantDb.tenantId, operationId: op._id, rollbackId, actor: principal.keyId, jobId }],
+        args: (jobId) => [
+          { tenantId: tenantDb.tenantId, operationId: op._id, rollbackId, actor: principal.keyId, jobId },
+        ],
       });
       try {
         const result = (await ctx.deps.temporal.workflow.getHandle(job.workflowId).result()) as RollbackResult;

@@ -27,11 +27,18 @@ const update = { scopes: ['channels:update' as const] };
 const tags = ['channels'];
 
 /** Every accepted spelling, grouped by canonical type, for schemas and messages. */
-const ACCEPTED_TYPES = CHANNEL_TYPES.map((t) => (t.aliases.length ? `${t.id} (or ${t.aliases.join(', ')})` : t.id)).join(', ');
+const ACCEPTED_TYPES = CHANNEL_TYPES.map((t) =>
+  t.aliases.length ? `${t.id} (or ${t.aliases.join(', ')})` : t.id,
+).join(', ');
 
 // ---- schemas ---------------------------------------------------------------------------------
 
-const nameSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'not blank; stored trimmed' };
+const nameSchema: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  description: 'not blank; stored trimmed',
+};
 const typeSchema: JsonSchema = {
   type: 'string',
   minLength: 1,
@@ -43,10 +50,20 @@ const endpointUrlSchema: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: 2048,
-  description: 'absolute http:// or https:// URL with a host; credentials in the URL are refused (the signing secret goes in `secret`)',
+  description:
+    'absolute http:// or https:// URL with a host; credentials in the URL are refused (the signing secret goes in `secret`)',
 };
-const siteIdSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, description: 'the channel\'s site or marketplace (e.g. MLM)' };
-const bounded = (k: keyof typeof SETTING_BOUNDS, description: string): JsonSchema => ({ type: 'integer', ...SETTING_BOUNDS[k], description });
+const siteIdSchema: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  description: "the channel's site or marketplace (e.g. MLM)",
+};
+const bounded = (k: keyof typeof SETTING_BOUNDS, description: string): JsonSchema => ({
+  type: 'integer',
+  ...SETTING_BOUNDS[k],
+  description,
+});
 const optionalSettings: Record<string, JsonSchema> = {
   siteId: siteIdSchema,
   rateLimitPerSecond: bounded('rateLimitPerSecond', 'requests per second the connector may send'),
@@ -92,7 +109,10 @@ const patchBody: JsonSchema = {
       additionalProperties: false,
       minProperties: 1,
       description: 'only the members sent change; null removes an optional member (endpointUrl cannot be removed)',
-      properties: { endpointUrl: endpointUrlSchema, ...Object.fromEntries(Object.entries(optionalSettings).map(([k, s]) => [k, nullable(s)])) },
+      properties: {
+        endpointUrl: endpointUrlSchema,
+        ...Object.fromEntries(Object.entries(optionalSettings).map(([k, s]) => [k, nullable(s)])),
+      },
     },
     secret: secretSchema,
   },
@@ -105,8 +125,20 @@ const channelSchema: JsonSchema = {
     name: { type: 'string' },
     type: { type: 'string', enum: CHANNEL_TYPES.map((t) => t.id), description: 'canonical type id' },
     status: statusSchema,
-    settings: { type: 'object', properties: { endpointUrl: { type: 'string' }, siteId: { type: 'string' }, rateLimitPerSecond: { type: 'integer' }, timeoutMs: { type: 'integer' }, concurrency: { type: 'integer' } } },
-    hasSecret: { type: 'boolean', description: 'whether a signing secret is set (the secret itself is never answered)' },
+    settings: {
+      type: 'object',
+      properties: {
+        endpointUrl: { type: 'string' },
+        siteId: { type: 'string' },
+        rateLimitPerSecond: { type: 'integer' },
+        timeoutMs: { type: 'integer' },
+        concurrency: { type: 'integer' },
+      },
+    },
+    hasSecret: {
+      type: 'boolean',
+      description: 'whether a signing secret is set (the secret itself is never answered)',
+    },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
@@ -126,14 +158,19 @@ const listQuery: JsonSchema = {
 // ---- validation ------------------------------------------------------------------------------
 
 function unknownType(value: string): FieldError {
-  return { field: 'type', message: `${JSON.stringify(value.slice(0, 100))} is not a channel type; accepted: ${ACCEPTED_TYPES}` };
+  return {
+    field: 'type',
+    message: `${JSON.stringify(value.slice(0, 100))} is not a channel type; accepted: ${ACCEPTED_TYPES}`,
+  };
 }
 
 function isHttpUrl(value: string): boolean {
   if (!/^https?:\/\//i.test(value) || /\s/.test(value)) return false;
   try {
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password;
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password
+    );
   } catch {
     return false;
   }
@@ -150,17 +187,26 @@ function validate(schema: JsonSchema, body: unknown): Record<string, unknown> {
   }
   const b = body as Record<string, unknown>;
   if (schema === patchBody && Object.keys(b).length === 0) {
-    throw errors.invalidInput(`Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`, [{ field: '(body)', message: 'is empty' }]);
+    throw errors.invalidInput(
+      `Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`,
+      [{ field: '(body)', message: 'is empty' }],
+    );
   }
   const fn = compile(schema);
   const fe = fn(b) ? [] : toFieldErrors(fn.errors);
-  for (const f of fe) if (f.field === 'type' && f.message === 'is required') f.message = `is required: one of ${ACCEPTED_TYPES}`;
+  for (const f of fe)
+    if (f.field === 'type' && f.message === 'is required') f.message = `is required: one of ${ACCEPTED_TYPES}`;
   // the schema already reports an empty or too long value: these add only what it cannot see
-  if (typeof b.name === 'string' && b.name.length > 0 && b.name.trim() === '') fe.push({ field: 'name', message: 'must not be blank' });
-  if (typeof b.type === 'string' && b.type.length > 0 && b.type.length <= 100 && !resolveChannelType(b.type)) fe.push(unknownType(b.type));
+  if (typeof b.name === 'string' && b.name.length > 0 && b.name.trim() === '')
+    fe.push({ field: 'name', message: 'must not be blank' });
+  if (typeof b.type === 'string' && b.type.length > 0 && b.type.length <= 100 && !resolveChannelType(b.type))
+    fe.push(unknownType(b.type));
   const url = (b.settings as { endpointUrl?: unknown } | undefined)?.endpointUrl;
   if (typeof url === 'string' && url.length > 0 && url.length <= 2048 && !isHttpUrl(url)) {
-    fe.push({ field: 'settings.endpointUrl', message: 'must be an absolute http:// or https:// URL with a host and without credentials' });
+    fe.push({
+      field: 'settings.endpointUrl',
+      message: 'must be an absolute http:// or https:// URL with a host and without credentials',
+    });
   }
   if (fe.length) throw errors.invalidInput(`Invalid body: ${summarize(fe)}`, fe);
   if (typeof b.name === 'string') b.name = b.name.trim();
@@ -175,11 +221,18 @@ function service(ctx: AppContext): Channels {
 
 function notFound(id: string) {
   const shown = JSON.stringify(id.slice(0, 100));
-  return errors.notFound('not-found', /^[0-9a-f]{24}$/i.test(id) ? `No channel ${shown} in this tenant` : `No channel ${shown}: a channel id is 24 hexadecimal characters`);
+  return errors.notFound(
+    'not-found',
+    /^[0-9a-f]{24}$/i.test(id)
+      ? `No channel ${shown} in this tenant`
+      : `No channel ${shown}: a channel id is 24 hexadecimal characters`,
+  );
 }
 
 const ok = (description: string, schema?: JsonSchema) => ({ description, ...(schema ? { schema } : {}) });
-const notFound404 = { description: 'not-found: no such channel in the tenant (a malformed id or another tenant\'s is answered the same)' };
+const notFound404 = {
+  description: "not-found: no such channel in the tenant (a malformed id or another tenant's is answered the same)",
+};
 
 // ---- routes ----------------------------------------------------------------------------------
 
@@ -193,7 +246,10 @@ export const channelRoutes = defineRoutes([
     auth: update,
     body: createBody,
     bodyValidation: 'handler',
-    responses: { 201: ok('the channel', channelSchema), 400: { description: 'validation-error naming the field (fieldErrors)' } },
+    responses: {
+      201: ok('the channel', channelSchema),
+      400: { description: 'validation-error naming the field (fieldErrors)' },
+    },
     handler: async (ctx) => {
       const body = validate(createBody, ctx.request.body);
       const doc = await service(ctx).create(body as unknown as ChannelInput);
@@ -205,14 +261,19 @@ export const channelRoutes = defineRoutes([
   {
     method: 'get',
     path: '/channels',
-    summary: 'List the tenant\'s channels, newest first, paged from 1',
+    summary: "List the tenant's channels, newest first, paged from 1",
     tags,
     auth: read,
     query: listQuery,
     responses: {
       200: ok('`{channels, totalCount, page, limit}`', {
         type: 'object',
-        properties: { channels: { type: 'array', items: channelSchema }, totalCount: { type: 'integer' }, page: { type: 'integer' }, limit: { type: 'integer' } },
+        properties: {
+          channels: { type: 'array', items: channelSchema },
+          totalCount: { type: 'integer' },
+          page: { type: 'integer' },
+          limit: { type: 'integer' },
+        },
       }),
       400: { description: 'validation-error (an unknown type spelling is named with the accepted ones)' },
     },
@@ -249,7 +310,11 @@ export const channelRoutes = defineRoutes([
     auth: update,
     body: patchBody,
     bodyValidation: 'handler',
-    responses: { 200: ok('the channel', channelSchema), 400: { description: 'validation-error naming the field (fieldErrors)' }, 404: notFound404 },
+    responses: {
+      200: ok('the channel', channelSchema),
+      400: { description: 'validation-error naming the field (fieldErrors)' },
+      404: notFound404,
+    },
     handler: async (ctx) => {
       const body = validate(patchBody, ctx.request.body);
       const doc = await service(ctx).update(ctx.params.id, body as ChannelPatch);
@@ -264,7 +329,10 @@ export const channelRoutes = defineRoutes([
     tags,
     auth: update,
     responses: {
-      200: ok('`{success: true, message}`', { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } }),
+      200: ok('`{success: true, message}`', {
+        type: 'object',
+        properties: { success: { type: 'boolean' }, message: { type: 'string' } },
+      }),
       404: notFound404,
     },
     handler: async (ctx) => {

@@ -32,7 +32,11 @@ const configSchema: JsonSchema = {
   additionalProperties: true, // keys outside the allowlist are dropped, not refused (caps are the server's)
   properties: {
     format: { type: 'string' },
-    mappings: { type: 'object', propertyNames: { not: { enum: FORBIDDEN_KEYS } }, additionalProperties: { type: 'string', minLength: 1 } },
+    mappings: {
+      type: 'object',
+      propertyNames: { not: { enum: FORBIDDEN_KEYS } },
+      additionalProperties: { type: 'string', minLength: 1 },
+    },
     fieldsToUpdate: { type: 'array', items: { type: 'string' } },
     skipErrorRows: { type: 'boolean', default: true },
     operationName: { type: 'string', maxLength: 200 },
@@ -43,13 +47,17 @@ const configSchema: JsonSchema = {
 
 /** The config as the server accepts it: allowlisted keys, checked types, server caps. */
 export function sanitizeConfig(raw: unknown): ImportConfig {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AppError(400, 'bad-request/invalid-config', 'config must be an object', { field: 'config' });
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new AppError(400, 'bad-request/invalid-config', 'config must be an object', { field: 'config' });
   const picked: Record<string, unknown> = {};
   for (const key of CONFIG_ALLOWLIST) if (key in raw) picked[key] = (raw as Record<string, unknown>)[key];
   const validate = compile(configSchema);
   if (!validate(picked)) {
     const fe = toFieldErrors(validate.errors, 'config');
-    throw new AppError(400, 'bad-request/invalid-config', `Invalid config: ${summarize(fe)}`, { field: fe[0]?.field, fieldErrors: fe });
+    throw new AppError(400, 'bad-request/invalid-config', `Invalid config: ${summarize(fe)}`, {
+      field: fe[0]?.field,
+      fieldErrors: fe,
+    });
   }
   const config = picked as unknown as ImportConfig;
   checkFieldsToUpdate(config.fieldsToUpdate); // as the sync import: a misspelt field would skip every row
@@ -70,14 +78,28 @@ async function checkRate(ctx: AppContext): Promise<void> {
   let running = runningNow;
   if (running >= JOB_RATE.concurrent) {
     // jobs whose workflow ended unrecorded (Jobs.settle) do not hold a slot
-    const settled = await Promise.all((await col.find(runningFilter).toArray()).map((job) => ctx.deps.jobs.settle(tenantOf(ctx).tenantDb, job)));
+    const settled = await Promise.all(
+      (await col.find(runningFilter).toArray()).map((job) => ctx.deps.jobs.settle(tenantOf(ctx).tenantDb, job)),
+    );
     running = settled.filter((job) => job.status === 'queued' || job.status === 'processing').length;
   }
   if (running >= JOB_RATE.concurrent) {
-    throw new AppError(429, 'rate-limited', `${running} async jobs are running (limit ${JOB_RATE.concurrent}); retry when one ends`, {}, { 'Retry-After': '30' });
+    throw new AppError(
+      429,
+      'rate-limited',
+      `${running} async jobs are running (limit ${JOB_RATE.concurrent}); retry when one ends`,
+      {},
+      { 'Retry-After': '30' },
+    );
   }
   if (lastHour >= JOB_RATE.perHour) {
-    throw new AppError(429, 'rate-limited', `${lastHour} async jobs were started in the last hour (limit ${JOB_RATE.perHour})`, {}, { 'Retry-After': '600' });
+    throw new AppError(
+      429,
+      'rate-limited',
+      `${lastHour} async jobs were started in the last hour (limit ${JOB_RATE.perHour})`,
+      {},
+      { 'Retry-After': '600' },
+    );
   }
 }
 
@@ -88,7 +110,8 @@ export async function startAsyncImport(ctx: AppContext, s3Key: string, rawConfig
   await checkUploadedObject(ctx.deps.s3, ctx.deps.config.s3.bucket, s3Key);
   const idempotencyKey = ctx.get('idempotency-key') || undefined;
   // a retried start (same Idempotency-Key) answers with its job, whatever the rate
-  const repeated = idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type: 'csv-import', idempotencyKey }));
+  const repeated =
+    idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type: 'csv-import', idempotencyKey }));
   if (!repeated) await checkRate(ctx);
   const { job } = await ctx.deps.jobs.start(tenantDb, {
     type: 'csv-import',
@@ -97,7 +120,15 @@ export async function startAsyncImport(ctx: AppContext, s3Key: string, rawConfig
     idempotencyKey,
     input: { s3Key, config },
     args: (jobId): [CsvImportInput] => [
-      { tenantId: tenantDb.tenantId, jobId, s3Key, config, actor: principal.keyId, operationId: `bop_${jobId}`, chunkSize: ASYNC_LIMITS.chunkSize },
+      {
+        tenantId: tenantDb.tenantId,
+        jobId,
+        s3Key,
+        config,
+        actor: principal.keyId,
+        operationId: `bop_${jobId}`,
+        chunkSize: ASYNC_LIMITS.chunkSize,
+      },
     ],
   });
   ctx.status = 202;
@@ -117,7 +148,12 @@ export const csvAsyncRoutes = defineRoutes([
     summary: `A presigned POST for one CSV upload: ${UPLOAD_URL_TTL_SECONDS} s, 1 byte to ${MAX_UPLOAD_BYTES} bytes, server-side encryption enforced, key chosen by the server`,
     tags: ['csv'],
     auth: { scopes: ['products:import'] },
-    responses: { 200: { description: '`{url, fields, s3Key, expiresIn, maxBytes}`: POST the file as multipart/form-data with `fields` then `file`' } },
+    responses: {
+      200: {
+        description:
+          '`{url, fields, s3Key, expiresIn, maxBytes}`: POST the file as multipart/form-data with `fields` then `file`',
+      },
+    },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
       const s3Key = `${uploadPrefix(tenantDb.tenantId)}${newId('upl')}.csv`;
@@ -132,8 +168,18 @@ export const csvAsyncRoutes = defineRoutes([
     tags: ['csv'],
     bodyErrorCode: 'bad-request',
     auth: { scopes: ['products:import'] },
-    body: { type: 'object', additionalProperties: false, required: ['s3Key'], properties: { s3Key: { type: 'string', minLength: 1 }, config: { type: 'object' } } },
-    responses: { 200: { description: '`{rows, validRows, invalidRows[{row, sku, errors[]}], exceedsRowCap, exceedsVariantCap, structuralErrors[]}`' } },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['s3Key'],
+      properties: { s3Key: { type: 'string', minLength: 1 }, config: { type: 'object' } },
+    },
+    responses: {
+      200: {
+        description:
+          '`{rows, validRows, invalidRows[{row, sku, errors[]}], exceedsRowCap, exceedsVariantCap, structuralErrors[]}`',
+      },
+    },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
       const body = ctx.request.body as { s3Key: string; config?: unknown };
@@ -146,7 +192,14 @@ export const csvAsyncRoutes = defineRoutes([
         parsed = await readProductsFrom(object, layoutFor(config.format), config.mappings);
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
-        ctx.body = { rows: 0, validRows: 0, invalidRows: [], exceedsRowCap: false, exceedsVariantCap: false, structuralErrors: [err.message] };
+        ctx.body = {
+          rows: 0,
+          validRows: 0,
+          invalidRows: [],
+          exceedsRowCap: false,
+          exceedsVariantCap: false,
+          structuralErrors: [err.message],
+        };
         return;
       }
       // validation only: new products are checked as creations whatever createIfNotExists says
@@ -170,7 +223,13 @@ export const csvAsyncRoutes = defineRoutes([
     summary: 'Status of an async import, with live progress',
     tags: ['csv'],
     auth: { scopes: ['products:read'] },
-    responses: { 200: { description: '`{jobId, status, percent, processedRows, totalRows, created, updated, failed, skipped, errorReportUrl}`' }, 404: { description: 'not-found' } },
+    responses: {
+      200: {
+        description:
+          '`{jobId, status, percent, processedRows, totalRows, created, updated, failed, skipped, errorReportUrl}`',
+      },
+      404: { description: 'not-found' },
+    },
     handler: async (ctx) => {
       const job = await jobOf(ctx, 'csv-import');
       let progress = job.result as (ImportProgress & { errorReportKey?: string | null }) | null;
@@ -181,7 +240,16 @@ export const csvAsyncRoutes = defineRoutes([
           .query<ImportProgress>('progress')
           .catch(() => null);
       }
-      const p = progress ?? { status: job.status, totalRows: 0, processedRows: 0, created: 0, updated: 0, failed: 0, skipped: 0, percent: 0 };
+      const p = progress ?? {
+        status: job.status,
+        totalRows: 0,
+        processedRows: 0,
+        created: 0,
+        updated: 0,
+        failed: 0,
+        skipped: 0,
+        percent: 0,
+      };
       const finished = ['completed', 'failed', 'cancelled'].includes(job.status);
       const reportKey = (progress as { errorReportKey?: string | null } | null)?.errorReportKey;
       ctx.body = {
@@ -194,7 +262,10 @@ export const csvAsyncRoutes = defineRoutes([
         updated: p.updated,
         failed: p.failed,
         skipped: p.skipped,
-        errorReportUrl: finished && reportKey ? await presignDownload(ctx.deps.s3, ctx.deps.config.s3.bucket, reportKey, `${job._id}-errors.csv`) : null,
+        errorReportUrl:
+          finished && reportKey
+            ? await presignDownload(ctx.deps.s3, ctx.deps.config.s3.bucket, reportKey, `${job._id}-errors.csv`)
+            : null,
         ...(job.error ? { error: job.error } : {}),
       };
     },
@@ -230,15 +301,22 @@ export const csvAsyncRoutes = defineRoutes([
         },
       },
     },
-    responses: { 202: { description: '`{jobId}`' }, 400: { description: 'unsupported-format, invalid-selection, missing-products, missing-filters, too-many-products' } },
+    responses: {
+      202: { description: '`{jobId}`' },
+      400: {
+        description: 'unsupported-format, invalid-selection, missing-products, missing-filters, too-many-products',
+      },
+    },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
       const body = ctx.request.body as unknown as Selection & { format: string };
       layoutFor(body.format);
-      if ((body.productIds?.length ?? 0) > MAX_EXPORT_IDS) throw new AppError(400, 'too-many-products', `At most ${MAX_EXPORT_IDS} productIds`, { field: 'productIds' });
+      if ((body.productIds?.length ?? 0) > MAX_EXPORT_IDS)
+        throw new AppError(400, 'too-many-products', `At most ${MAX_EXPORT_IDS} productIds`, { field: 'productIds' });
       selectionFilter(body); // the selection's own errors, before a job exists
       const idempotencyKey = ctx.get('idempotency-key') || undefined;
-      const repeated = idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type: 'csv-export', idempotencyKey }));
+      const repeated =
+        idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type: 'csv-export', idempotencyKey }));
       if (!repeated) await checkRate(ctx);
       const { job } = await ctx.deps.jobs.start(tenantDb, {
         type: 'csv-export',
@@ -246,7 +324,16 @@ export const csvAsyncRoutes = defineRoutes([
         workflowType: 'csvExportWorkflow',
         idempotencyKey,
         input: { format: body.format, selection: body.selection },
-        args: (jobId): [ExportInput] => [{ tenantId: tenantDb.tenantId, jobId, format: body.format, selection: body.selection, productIds: body.productIds, filters: body.filters }],
+        args: (jobId): [ExportInput] => [
+          {
+            tenantId: tenantDb.tenantId,
+            jobId,
+            format: body.format,
+            selection: body.selection,
+            productIds: body.productIds,
+            filters: body.filters,
+          },
+        ],
       });
       ctx.status = 202;
       ctx.body = { jobId: job._id };
@@ -258,7 +345,10 @@ export const csvAsyncRoutes = defineRoutes([
     summary: 'Status of an async export; downloadUrl (a time-limited link that needs no key) once finished',
     tags: ['csv'],
     auth: { scopes: ['products:read'] },
-    responses: { 200: { description: '`{jobId, status, percent, processedRows, totalRows, count, downloadUrl}`' }, 404: { description: 'not-found' } },
+    responses: {
+      200: { description: '`{jobId, status, percent, processedRows, totalRows, count, downloadUrl}`' },
+      404: { description: 'not-found' },
+    },
     handler: async (ctx) => {
       const job = await jobOf(ctx, 'csv-export');
       const r = (job.result ?? {}) as Partial<ExportResult>;
@@ -271,7 +361,16 @@ export const csvAsyncRoutes = defineRoutes([
         processedRows: r.processedRows ?? 0,
         totalRows: total,
         count: r.count ?? 0,
-        ...(done && r.key ? { downloadUrl: await presignDownload(ctx.deps.s3, ctx.deps.config.s3.bucket, r.key, `products-${job._id}.csv`) } : {}),
+        ...(done && r.key
+          ? {
+              downloadUrl: await presignDownload(
+                ctx.deps.s3,
+                ctx.deps.config.s3.bucket,
+                r.key,
+                `products-${job._id}.csv`,
+              ),
+            }
+          : {}),
         ...(job.error ? { error: job.error } : {}),
       };
     },

@@ -31,18 +31,30 @@ const mappings: JsonSchema = {
   type: 'object',
   propertyNames: { not: { enum: FORBIDDEN_KEYS } },
   additionalProperties: { type: 'string', minLength: 1, maxLength: 200 },
-  description: 'CSV column → the layout\'s column name; `__proto__`, `constructor`, `prototype` are refused',
+  description: "CSV column → the layout's column name; `__proto__`, `constructor`, `prototype` are refused",
 };
 const format: JsonSchema = { type: 'string', description: `one of ${FORMATS.join(', ')}` };
-const fieldsToUpdate: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100, description: 'only these product fields change on existing products' };
+const fieldsToUpdate: JsonSchema = {
+  type: 'array',
+  items: { type: 'string', minLength: 1 },
+  maxItems: 100,
+  description: 'only these product fields change on existing products',
+};
 
 const importBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     s3Key: { type: 'string', description: 'async flow: the uploaded object (content is then ignored)' },
-    config: { type: 'object', description: 'async flow: format, mappings, fieldsToUpdate, skipErrorRows, operationName, createIfNotExists, enableSideEffects' },
-    content: { type: 'string', description: `sync flow: the CSV text (at most ${SYNC_MAX_BYTES} bytes and ${SYNC_MAX_ROWS} rows)` },
+    config: {
+      type: 'object',
+      description:
+        'async flow: format, mappings, fieldsToUpdate, skipErrorRows, operationName, createIfNotExists, enableSideEffects',
+    },
+    content: {
+      type: 'string',
+      description: `sync flow: the CSV text (at most ${SYNC_MAX_BYTES} bytes and ${SYNC_MAX_ROWS} rows)`,
+    },
     format,
     mappings,
     createIfNotExists: { type: 'boolean', default: false },
@@ -57,7 +69,13 @@ const previewBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['content'],
-  properties: { content: { type: 'string', minLength: 1 }, format, mappings, createIfNotExists: { type: 'boolean', default: false }, fieldsToUpdate },
+  properties: {
+    content: { type: 'string', minLength: 1 },
+    format,
+    mappings,
+    createIfNotExists: { type: 'boolean', default: false },
+    fieldsToUpdate,
+  },
 };
 
 const exportBody: JsonSchema = {
@@ -101,9 +119,14 @@ function read(body: { content: string; format?: string; mappings?: Record<string
   const layout = layoutFor(body.format);
   const result = readProducts(body.content, layout, body.mappings);
   if (result.rows > SYNC_MAX_ROWS) {
-    throw new AppError(400, 'bad-request/file-too-large', `${result.rows} rows are over the synchronous limit of ${SYNC_MAX_ROWS}: use the async flow (upload-url, then import with s3Key)`, {
-      field: 'content',
-    });
+    throw new AppError(
+      400,
+      'bad-request/file-too-large',
+      `${result.rows} rows are over the synchronous limit of ${SYNC_MAX_ROWS}: use the async flow (upload-url, then import with s3Key)`,
+      {
+        field: 'content',
+      },
+    );
   }
   return result;
 }
@@ -112,12 +135,18 @@ const listOf = (plans: Plan[], kind: Plan['kind']) => plans.filter((p) => p.kind
 
 /** Resolves an export selection to (at most max + 1) products. */
 export async function selectProducts(ctx: AppContext, body: Selection, max: number): Promise<ProductDoc[]> {
-  return (await tenantOf(ctx).tenantDb.collection(products).find(selectionFilter(body), { sort: { sku: 1 }, limit: max + 1 }).toArray()) as ProductDoc[];
+  return (await tenantOf(ctx)
+    .tenantDb.collection(products)
+    .find(selectionFilter(body), { sort: { sku: 1 }, limit: max + 1 })
+    .toArray()) as ProductDoc[];
 }
 
 export function csvOf(docs: ProductDoc[], formatName: string): string {
   const layout = layoutFor(formatName);
-  return toCsvText(layout.columns, docs.flatMap((d) => layout.toRecords(presentProduct(d))));
+  return toCsvText(
+    layout.columns,
+    docs.flatMap((d) => layout.toRecords(presentProduct(d))),
+  );
 }
 
 export const csvRoutes = defineRoutes([
@@ -147,17 +176,36 @@ export const csvRoutes = defineRoutes([
     auth: { scopes: ['products:import'] },
     body: previewBody,
     bodyLimitBytes: SYNC_BODY_LIMIT,
-    responses: { 200: { description: '`{toCreate[{sku, rows}], toUpdate[{sku, rows, changes}], toSkip[{sku, rows, reason}], errors[{row, sku, message}], summary}`' } },
+    responses: {
+      200: {
+        description:
+          '`{toCreate[{sku, rows}], toUpdate[{sku, rows, changes}], toSkip[{sku, rows, reason}], errors[{row, sku, message}], summary}`',
+      },
+    },
     handler: async (ctx) => {
-      const body = ctx.request.body as { content: string; format?: string; mappings?: Record<string, string>; createIfNotExists: boolean; fieldsToUpdate?: string[] };
+      const body = ctx.request.body as {
+        content: string;
+        format?: string;
+        mappings?: Record<string, string>;
+        createIfNotExists: boolean;
+        fieldsToUpdate?: string[];
+      };
       checkFieldsToUpdate(body.fieldsToUpdate);
       const { parsed } = read(body);
       const plans = await planImport(tenantOf(ctx).tenantDb, parsed, body);
       const { errors, ...summary } = countPlans(plans);
       ctx.body = {
         toCreate: listOf(plans, 'create').map((p) => ({ sku: p.parsed.sku, rows: p.parsed.rows })),
-        toUpdate: listOf(plans, 'update').map((p) => ({ sku: p.parsed.sku, rows: p.parsed.rows, changes: p.kind === 'update' ? p.changed : [] })),
-        toSkip: listOf(plans, 'skip').map((p) => ({ sku: p.parsed.sku, rows: p.parsed.rows, reason: p.kind === 'skip' ? p.reason : '' })),
+        toUpdate: listOf(plans, 'update').map((p) => ({
+          sku: p.parsed.sku,
+          rows: p.parsed.rows,
+          changes: p.kind === 'update' ? p.changed : [],
+        })),
+        toSkip: listOf(plans, 'skip').map((p) => ({
+          sku: p.parsed.sku,
+          rows: p.parsed.rows,
+          reason: p.kind === 'skip' ? p.reason : '',
+        })),
         errors,
         summary,
       };
@@ -170,20 +218,48 @@ export const csvRoutes = defineRoutes([
     tags: ['csv'],
     bodyErrorCode: 'bad-request',
     auth: { scopes: ['products:update'] },
-    body: { ...previewBody, properties: { content: { type: 'string', minLength: 1 }, format, mappings, createIfNotExists: { type: 'boolean', default: false } } },
+    body: {
+      ...previewBody,
+      properties: {
+        content: { type: 'string', minLength: 1 },
+        format,
+        mappings,
+        createIfNotExists: { type: 'boolean', default: false },
+      },
+    },
     bodyLimitBytes: SYNC_BODY_LIMIT,
-    responses: { 200: { description: '`{products[{sku, action, changes, rows}], invalidRows[{row, sku, message}], summary{toUpdate, toCreate, invalid}}`' } },
+    responses: {
+      200: {
+        description:
+          '`{products[{sku, action, changes, rows}], invalidRows[{row, sku, message}], summary{toUpdate, toCreate, invalid}}`',
+      },
+    },
     handler: async (ctx) => {
-      const body = ctx.request.body as { content: string; format?: string; mappings?: Record<string, string>; createIfNotExists: boolean };
+      const body = ctx.request.body as {
+        content: string;
+        format?: string;
+        mappings?: Record<string, string>;
+        createIfNotExists: boolean;
+      };
       const { parsed } = read(body);
       const plans = await planImport(tenantOf(ctx).tenantDb, parsed, body);
       const { errors } = countPlans(plans);
       ctx.body = {
         products: plans
           .filter((p) => p.kind !== 'error')
-          .map((p) => ({ sku: p.parsed.sku, rows: p.parsed.rows, action: p.kind, changes: p.kind === 'update' ? p.changed : [], ...(p.kind === 'skip' ? { reason: p.reason } : {}) })),
+          .map((p) => ({
+            sku: p.parsed.sku,
+            rows: p.parsed.rows,
+            action: p.kind,
+            changes: p.kind === 'update' ? p.changed : [],
+            ...(p.kind === 'skip' ? { reason: p.reason } : {}),
+          })),
         invalidRows: errors,
-        summary: { toUpdate: listOf(plans, 'update').length, toCreate: listOf(plans, 'create').length, invalid: listOf(plans, 'error').length },
+        summary: {
+          toUpdate: listOf(plans, 'update').length,
+          toCreate: listOf(plans, 'create').length,
+          invalid: listOf(plans, 'error').length,
+        },
       };
     },
   },
@@ -198,7 +274,11 @@ export const csvRoutes = defineRoutes([
     auth: { scopes: ['products:import'] },
     body: importBody,
     bodyLimitBytes: SYNC_BODY_LIMIT,
-    responses: { 200: { description: 'all rows fine' }, 207: { description: 'some rows failed: see errors[]' }, 202: { description: '`{jobId}`' } },
+    responses: {
+      200: { description: 'all rows fine' },
+      207: { description: 'some rows failed: see errors[]' },
+      202: { description: '`{jobId}`' },
+    },
     handler: async (ctx) => {
       const body = ctx.request.body as {
         s3Key?: string;
@@ -213,8 +293,14 @@ export const csvRoutes = defineRoutes([
         fieldsToUpdate?: string[];
       };
       if (body.s3Key) return startAsyncImport(ctx, body.s3Key, body.config ?? {});
-      if (body.config !== undefined) throw new AppError(400, 'bad-request/missing-s3-key', 'An async import (config given) needs s3Key', { field: 's3Key' });
-      if (body.content === undefined) throw new AppError(400, 'bad-request', 'content (sync import) or s3Key (async import) is required', { field: 'content' });
+      if (body.config !== undefined)
+        throw new AppError(400, 'bad-request/missing-s3-key', 'An async import (config given) needs s3Key', {
+          field: 's3Key',
+        });
+      if (body.content === undefined)
+        throw new AppError(400, 'bad-request', 'content (sync import) or s3Key (async import) is required', {
+          field: 'content',
+        });
       checkFieldsToUpdate(body.fieldsToUpdate);
       const { principal, tenantDb } = tenantOf(ctx);
       const { parsed } = read({ ...body, content: body.content });
@@ -226,7 +312,14 @@ export const csvRoutes = defineRoutes([
         source: { mode: 'sync', format: layout.format },
       });
       ctx.status = errors.length ? 207 : 200;
-      ctx.body = { totalProcessed: counts.totalProcessed, created: counts.created, updated: counts.updated, skipped: counts.skipped, errors, operationId };
+      ctx.body = {
+        totalProcessed: counts.totalProcessed,
+        created: counts.created,
+        updated: counts.updated,
+        skipped: counts.skipped,
+        errors,
+        operationId,
+      };
     },
   },
   {
@@ -237,17 +330,32 @@ export const csvRoutes = defineRoutes([
     bodyErrorCode: 'bad-request',
     auth: { scopes: ['products:export'] },
     body: exportBody,
-    responses: { 200: { description: 'text/csv, as an attachment', contentType: 'text/csv' }, 404: { description: 'not-found/no-products' } },
+    responses: {
+      200: { description: 'text/csv, as an attachment', contentType: 'text/csv' },
+      404: { description: 'not-found/no-products' },
+    },
     handler: async (ctx) => {
-      const body = ctx.request.body as unknown as { format: string; selection: string; productIds?: string[]; filters?: ProductFilters };
+      const body = ctx.request.body as unknown as {
+        format: string;
+        selection: string;
+        productIds?: string[];
+        filters?: ProductFilters;
+      };
       layoutFor(body.format);
       const docs = await selectProducts(ctx, body, SYNC_EXPORT_MAX);
       if (docs.length === 0) throw new AppError(404, 'not-found/no-products', 'The selection matched no products');
       if (docs.length > SYNC_EXPORT_MAX) {
-        throw new AppError(400, 'too-many-products', `More than ${SYNC_EXPORT_MAX} products: use the async export (POST /products/bulk/csv/export)`);
+        throw new AppError(
+          400,
+          'too-many-products',
+          `More than ${SYNC_EXPORT_MAX} products: use the async export (POST /products/bulk/csv/export)`,
+        );
       }
       ctx.set('Content-Type', 'text/csv; charset=utf-8');
-      ctx.set('Content-Disposition', `attachment; filename="products-${body.format}-${new Date().toISOString().slice(0, 10)}.csv"`);
+      ctx.set(
+        'Content-Disposition',
+        `attachment; filename="products-${body.format}-${new Date().toISOString().slice(0, 10)}.csv"`,
+      );
       ctx.body = csvOf(docs, body.format);
     },
   },

@@ -29,8 +29,17 @@ const createBody: JsonSchema = {
   properties: {
     locationId: { type: 'string', maxLength: 100 },
     sku: { type: 'string', maxLength: 100, description: 'a product or variant SKU of the tenant (case-insensitive)' },
-    newQuantity: { type: 'integer', minimum: 0, maximum: 1_000_000_000, description: 'the balance the adjustment sets when approved' },
-    reason: { type: 'string', enum: [...ADJUSTMENT_REASONS], description: "'sale' is reserved for automatic decrements and refused" },
+    newQuantity: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 1_000_000_000,
+      description: 'the balance the adjustment sets when approved',
+    },
+    reason: {
+      type: 'string',
+      enum: [...ADJUSTMENT_REASONS],
+      description: "'sale' is reserved for automatic decrements and refused",
+    },
     notes: { type: 'string', maxLength: 5000 },
   },
 };
@@ -39,7 +48,8 @@ export const adjustmentRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/adjustments',
-    summary: 'Request a stock adjustment (pending until approved); an Idempotency-Key makes a retry answer the first one',
+    summary:
+      'Request a stock adjustment (pending until approved); an Idempotency-Key makes a retry answer the first one',
     description:
       'Checked in this order: body (bad-request/missing-body), locationId, sku, newQuantity, reason present (bad-request/missing-location | missing-sku | missing-quantity | missing-reason), newQuantity a whole number ≥ 0 (bad-request/invalid-stock), reason one of the 11 (bad-request/invalid-reason), the SKU (404 not-found), the location (404 not-found/location), no integration managing them (403 forbidden/inventory-handler).',
     tags: ['inventory'],
@@ -49,7 +59,10 @@ export const adjustmentRoutes = defineRoutes([
     bodyValidation: 'handler',
     responses: {
       201: { description: adjustmentShape },
-      400: { description: 'bad-request/missing-body, missing-location, missing-sku, missing-quantity, missing-reason, invalid-stock, invalid-reason' },
+      400: {
+        description:
+          'bad-request/missing-body, missing-location, missing-sku, missing-quantity, missing-reason, invalid-stock, invalid-reason',
+      },
       403: { description: 'forbidden/inventory-handler' },
       404: { description: 'not-found (SKU), not-found/location' },
     },
@@ -100,7 +113,8 @@ export const adjustmentRoutes = defineRoutes([
     method: 'post',
     path: '/inventory/adjustments/:id/approve',
     summary: 'Approve a pending adjustment: the balance is set to newQuantity through the ledger, exactly once',
-    description: 'Only a pending adjustment can be approved: otherwise 409 `conflict/adjustment-<status>` (of concurrent approves, one succeeds).',
+    description:
+      'Only a pending adjustment can be approved: otherwise 409 `conflict/adjustment-<status>` (of concurrent approves, one succeeds).',
     tags: ['inventory'],
     auth: adjust,
     body: { type: 'object', additionalProperties: false, properties: {} },
@@ -121,7 +135,12 @@ export const adjustmentRoutes = defineRoutes([
     summary: 'Reject a pending adjustment (reason required); no stock moves',
     tags: ['inventory'],
     auth: adjust,
-    body: { type: 'object', additionalProperties: false, required: ['reason'], properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } } },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['reason'],
+      properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+    },
     bodyRequired: false,
     bodyValidation: 'handler',
     responses: {

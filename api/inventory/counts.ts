@@ -1,6 +1,15 @@
 import { defineRoutes } from '../route';
 import { tenantOf, type AppContext } from '../context';
-import { COUNT_STATUSES, COUNT_TYPES, Counts, MAX_COUNT_ITEMS, parseCountItems, parseCreateCount, presentCount, type CountStatus } from '../../shared/inventory/counts';
+import {
+  COUNT_STATUSES,
+  COUNT_TYPES,
+  Counts,
+  MAX_COUNT_ITEMS,
+  parseCountItems,
+  parseCreateCount,
+  presentCount,
+  type CountStatus,
+} from '../../shared/inventory/counts';
 import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
@@ -83,7 +92,8 @@ export const countRoutes = defineRoutes([
   {
     method: 'put',
     path: '/inventory/counts/:id/items',
-    summary: 'Record counted quantities; each SKU\'s expected quantity is its balance now, and a SKU counted before is replaced',
+    summary:
+      "Record counted quantities; each SKU's expected quantity is its balance now, and a SKU counted before is replaced",
     tags: ['inventory'],
     auth: count,
     body: {
@@ -99,7 +109,10 @@ export const countRoutes = defineRoutes([
             type: 'object',
             additionalProperties: false,
             required: ['sku', 'countedQuantity'],
-            properties: { sku: { type: 'string', minLength: 1, maxLength: 100 }, countedQuantity: { type: 'integer', minimum: 0 } },
+            properties: {
+              sku: { type: 'string', minLength: 1, maxLength: 100 },
+              countedQuantity: { type: 'integer', minimum: 0 },
+            },
           },
         },
       },
@@ -121,8 +134,10 @@ export const countRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/counts/:id/complete',
-    summary: 'Complete the count: every difference becomes an approved count_correction adjustment applied through the ledger, exactly once',
-    description: 'A completed count is 409 conflict/count-completed; of concurrent completes one does the work and the others answer 409 once it is done.',
+    summary:
+      'Complete the count: every difference becomes an approved count_correction adjustment applied through the ledger, exactly once',
+    description:
+      'A completed count is 409 conflict/count-completed; of concurrent completes one does the work and the others answer 409 once it is done.',
     tags: ['inventory'],
     auth: count,
     body: { type: 'object', additionalProperties: false, properties: {} },

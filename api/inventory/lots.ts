@@ -8,7 +8,8 @@ import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 
-const lotShape = '`{lotNumber, sku, locationId, quantity, costPerUnit, costSource (recorded | catalog), receivedAt, reason, reference}`';
+const lotShape =
+  '`{lotNumber, sku, locationId, quantity, costPerUnit, costSource (recorded | catalog), receivedAt, reason, reference}`';
 
 export const lotRoutes = defineRoutes([
   {
@@ -30,14 +31,18 @@ export const lotRoutes = defineRoutes([
     responses: { 200: { description: `\`{lots[${lotShape}], totalCount, page, limit}\`` } },
     handler: async (ctx) => {
       const q = ctx.state.query as { sku?: string; locationId?: string; page: number; limit: number };
-      const { lots, totalCount } = await new Lots(tenantOf(ctx).tenantDb).list({ ...q, sku: q.sku?.trim().toUpperCase() });
+      const { lots, totalCount } = await new Lots(tenantOf(ctx).tenantDb).list({
+        ...q,
+        sku: q.sku?.trim().toUpperCase(),
+      });
       ctx.body = { lots, totalCount, page: q.page, limit: q.limit };
     },
   },
   {
     method: 'get',
     path: '/inventory/lots/sku/:sku/valuation',
-    summary: 'Value the stock of a SKU at a location (locationId required) by FIFO, LIFO or weighted average receipt cost',
+    summary:
+      'Value the stock of a SKU at a location (locationId required) by FIFO, LIFO or weighted average receipt cost',
     description:
       'fifo: the oldest receipts were consumed first, so the newest remain; lifo: the oldest remain; average: on hand × (Σ received·cost ÷ Σ received). `lots` lists the receipts that remain (oldest first) with the units left of each; under average each is valued at the average cost.',
     tags: ['inventory'],
@@ -45,17 +50,28 @@ export const lotRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { locationId: { type: 'string', maxLength: 100 }, method: { type: 'string', enum: VALUATION_METHODS, default: 'fifo' } },
+      properties: {
+        locationId: { type: 'string', maxLength: 100 },
+        method: { type: 'string', enum: VALUATION_METHODS, default: 'fifo' },
+      },
     },
     responses: {
-      200: { description: '`{sku, locationId, method, quantity, totalValue, unitCost, lots[{lotNumber, receivedAt, remaining, costPerUnit, value}]}`' },
+      200: {
+        description:
+          '`{sku, locationId, method, quantity, totalValue, unitCost, lots[{lotNumber, receivedAt, remaining, costPerUnit, value}]}`',
+      },
       400: { description: 'bad-request/missing-location' },
       404: { description: 'not-found (SKU), not-found/location' },
     },
     handler: async (ctx) => {
       const { tenantDb } = tenantOf(ctx);
       const q = ctx.state.query as { locationId?: string; method: ValuationMethod };
-      if (!q.locationId || !q.locationId.trim()) throw badRequest('bad-request/missing-location', 'locationId is required (query parameter) to value stock', 'locationId');
+      if (!q.locationId || !q.locationId.trim())
+        throw badRequest(
+          'bad-request/missing-location',
+          'locationId is required (query parameter) to value stock',
+          'locationId',
+        );
       const sku = await knownSku(tenantDb, ctx.params.sku);
       await new Locations(tenantDb).require(q.locationId);
       ctx.body = await new Lots(tenantDb).valuation(sku, q.locationId, q.method);

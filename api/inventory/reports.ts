@@ -9,7 +9,8 @@ export const reportRoutes = defineRoutes([
     method: 'get',
     path: '/inventory/stats',
     summary: 'Inventory at a glance: SKUs with a balance, units on hand, locations, SKUs low on stock and out of stock',
-    description: 'Per SKU over all locations: out of stock when the total is 0, low stock when above 0 and at most minAlertStock (the variant\'s, else the product\'s, else 5).',
+    description:
+      "Per SKU over all locations: out of stock when the total is 0, low stock when above 0 and at most minAlertStock (the variant's, else the product's, else 5).",
     tags: ['inventory'],
     auth: read,
     responses: { 200: { description: '`{totalSkus, totalUnits, locations, lowStock, outOfStock}`' } },
@@ -39,7 +40,10 @@ export const reportRoutes = defineRoutes([
     bodyRequired: false,
     bodyValidation: 'handler',
     responses: {
-      200: { description: '`{reportType, generatedAt, locationId, from, to, rows[...], totals}` (plus `method` for valuation, `truncated` for movements)' },
+      200: {
+        description:
+          '`{reportType, generatedAt, locationId, from, to, rows[...], totals}` (plus `method` for valuation, `truncated` for movements)',
+      },
       400: { description: 'bad-request/missing-body, missing-type, invalid-report' },
       404: { description: 'not-found/location' },
     },

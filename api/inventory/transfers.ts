@@ -9,7 +9,12 @@ import { Catalog } from '../../shared/products/catalog';
 import { JOB_TYPE, TENANT_ID } from '../../shared/temporal/search-attributes';
 import { workflowIdFor } from '../../shared/temporal/workflow-ids';
 import { presentTransfer, transfers, type TransferDoc } from '../../shared/inventory/transfers';
-import { transferStateCode, TRANSFER_MOVES, type TransferAction, type TransferLine } from '../../shared/inventory/transfer-rules';
+import {
+  transferStateCode,
+  TRANSFER_MOVES,
+  type TransferAction,
+  type TransferLine,
+} from '../../shared/inventory/transfer-rules';
 import type { TransferActionArgs, TransferInput } from '../../workflows/inventory/transfer.workflow';
 import { PAGE_PARAM } from '../../shared/validation';
 
@@ -23,9 +28,15 @@ async function findTransfer(ctx: AppContext): Promise<TransferDoc> {
 }
 
 function refused(t: { _id: string }, action: TransferAction, state: string, message?: string): AppError {
-  return new AppError(409, transferStateCode(state as TransferDoc['status']), message ?? `A ${state} transfer cannot be ${action === 'approve' ? 'approved' : action === 'receive' ? 'received' : 'cancelled'}`, {
-    details: { transferId: t._id, action, currentState: state, allowedFrom: TRANSFER_MOVES[action].from },
-  });
+  return new AppError(
+    409,
+    transferStateCode(state as TransferDoc['status']),
+    message ??
+      `A ${state} transfer cannot be ${action === 'approve' ? 'approved' : action === 'receive' ? 'received' : 'cancelled'}`,
+    {
+      details: { transferId: t._id, action, currentState: state, allowedFrom: TRANSFER_MOVES[action].from },
+    },
+  );
 }
 
 /** Runs one action as an Update of the transfer's workflow; a refusal is a 409 naming the state, kept in the history. */
@@ -42,17 +53,26 @@ async function act(ctx: AppContext, action: TransferAction): Promise<void> {
     ctx.body = presentTransfer(t);
     return;
   }
-  const args: TransferActionArgs = { actor: principal.keyId, ...(typeof body.reason === 'string' ? { reason: body.reason } : {}), ...(key ? { idempotencyKey: key } : {}) };
+  const args: TransferActionArgs = {
+    actor: principal.keyId,
+    ...(typeof body.reason === 'string' ? { reason: body.reason } : {}),
+    ...(key ? { idempotencyKey: key } : {}),
+  };
   const col = tenantDb.collection(transfers);
   try {
-    await ctx.deps.temporal.workflow.getHandle(t.workflowId).executeUpdate(action, { args: [args], ...(key ? { updateId: `${action}:${key}` } : {}) });
+    await ctx.deps.temporal.workflow
+      .getHandle(t.workflowId)
+      .executeUpdate(action, { args: [args], ...(key ? { updateId: `${action}:${key}` } : {}) });
   } catch (err) {
     // the refusal is an ApplicationFailure: from the Update itself, or inside the activity that failed
     let cause: unknown = err instanceof WorkflowUpdateFailedError ? err.cause : null;
-    while (cause && !(cause instanceof ApplicationFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause?: unknown }).cause;
+    while (cause && !(cause instanceof ApplicationFailure) && (cause as { cause?: unknown }).cause)
+      cause = (cause as { cause?: unknown }).cause;
     let failure: AppError;
     if (cause instanceof ApplicationFailure && cause.type === 'insufficient-stock') {
-      failure = new AppError(409, 'conflict/insufficient-stock', cause.message, { details: { transferId: t._id, ...((cause.details?.[0] as object) ?? {}) } });
+      failure = new AppError(409, 'conflict/insufficient-stock', cause.message, {
+        details: { transferId: t._id, ...((cause.details?.[0] as object) ?? {}) },
+      });
     } else if (cause instanceof ApplicationFailure && cause.type?.startsWith('conflict/transfer-')) {
       failure = refused(t, action, cause.type.slice('conflict/transfer-'.length), cause.message);
     } else {
@@ -65,8 +85,20 @@ async function act(ctx: AppContext, action: TransferAction): Promise<void> {
       }
       failure = refused(t, action, now.status);
     }
-    const state = ((failure.extra.details as { currentState?: string } | undefined)?.currentState ?? t.status) as TransferDoc['status'];
-    await col.updateById(t._id, { $push: { history: { action, outcome: 'refused', state, actor: principal.keyId, at: new Date(), ...(failure.code === 'conflict/insufficient-stock' ? { reason: 'insufficient stock' } : {}) } } });
+    const state = ((failure.extra.details as { currentState?: string } | undefined)?.currentState ??
+      t.status) as TransferDoc['status'];
+    await col.updateById(t._id, {
+      $push: {
+        history: {
+          action,
+          outcome: 'refused',
+          state,
+          actor: principal.keyId,
+          at: new Date(),
+          ...(failure.code === 'conflict/insufficient-stock' ? { reason: 'insufficient stock' } : {}),
+        },
+      },
+    });
     throw failure;
   }
   ctx.body = presentTransfer((await col.findOne({ _id: t._id }))!);
@@ -83,7 +115,10 @@ const actionRoute = (action: TransferAction, summary: string) => ({
   responses: {
     200: { description: 'the transfer after the action' },
     404: { description: 'not-found' },
-    409: { description: 'conflict/transfer-<state>: the action is not allowed in the current state (named in the code and details.currentState); conflict/insufficient-stock on receive' },
+    409: {
+      description:
+        'conflict/transfer-<state>: the action is not allowed in the current state (named in the code and details.currentState); conflict/insufficient-stock on receive',
+    },
   },
   handler: (ctx: AppContext) => act(ctx, action),
 });
@@ -92,7 +127,8 @@ export const transferRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/transfers',
-    summary: 'Create a transfer of stock between two locations (pending); it runs as the workflow <tenantId>/<transferId>',
+    summary:
+      'Create a transfer of stock between two locations (pending); it runs as the workflow <tenantId>/<transferId>',
     tags: ['inventory'],
     auth: transfer,
     body: {
@@ -100,32 +136,72 @@ export const transferRoutes = defineRoutes([
       properties: {
         originId: { type: 'string' },
         destinationId: { type: 'string' },
-        productsList: { type: 'array', items: { type: 'object', required: ['sku', 'quantity'], properties: { sku: { type: 'string' }, quantity: { type: 'integer', minimum: 1 } } } },
+        productsList: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['sku', 'quantity'],
+            properties: { sku: { type: 'string' }, quantity: { type: 'integer', minimum: 1 } },
+          },
+        },
         notes: { type: 'string', maxLength: 2000 },
       },
     },
     bodyValidation: 'handler',
     responses: {
       201: { description: 'the transfer, status pending' },
-      400: { description: 'bad-request/missing-body, missing-origin, missing-destination, missing-products, invalid-items, same-location' },
+      400: {
+        description:
+          'bad-request/missing-body, missing-origin, missing-destination, missing-products, invalid-items, same-location',
+      },
       404: { description: 'not-found/location, not-found (SKU)' },
     },
     handler: async (ctx) => {
       const { tenantDb, principal } = tenantOf(ctx);
       const b = ctx.request.body as Record<string, unknown>;
-      if (!b || typeof b !== 'object' || Array.isArray(b) || !Object.keys(b).length) throw new AppError(400, 'bad-request/missing-body', 'A body {originId, destinationId, productsList} is required');
+      if (!b || typeof b !== 'object' || Array.isArray(b) || !Object.keys(b).length)
+        throw new AppError(
+          400,
+          'bad-request/missing-body',
+          'A body {originId, destinationId, productsList} is required',
+        );
       const unknown = Object.keys(b).filter((k) => !['originId', 'destinationId', 'productsList', 'notes'].includes(k));
-      if (unknown.length) throw new AppError(400, 'bad-request', `Unknown field(s): ${unknown.join(', ')}`, { field: unknown[0] });
-      if (typeof b.originId !== 'string' || !b.originId) throw new AppError(400, 'bad-request/missing-origin', 'originId is required', { field: 'originId' });
-      if (typeof b.destinationId !== 'string' || !b.destinationId) throw new AppError(400, 'bad-request/missing-destination', 'destinationId is required', { field: 'destinationId' });
-      if (!Array.isArray(b.productsList) || b.productsList.length === 0) throw new AppError(400, 'bad-request/missing-products', 'productsList must list at least one {sku, quantity}', { field: 'productsList' });
-      if (b.notes !== undefined && (typeof b.notes !== 'string' || b.notes.length > 2000)) throw new AppError(400, 'bad-request', 'notes must be a text of at most 2,000 characters', { field: 'notes' });
-      if (b.originId === b.destinationId) throw new AppError(400, 'bad-request/same-location', 'originId and destinationId must differ', { field: 'destinationId' });
+      if (unknown.length)
+        throw new AppError(400, 'bad-request', `Unknown field(s): ${unknown.join(', ')}`, { field: unknown[0] });
+      if (typeof b.originId !== 'string' || !b.originId)
+        throw new AppError(400, 'bad-request/missing-origin', 'originId is required', { field: 'originId' });
+      if (typeof b.destinationId !== 'string' || !b.destinationId)
+        throw new AppError(400, 'bad-request/missing-destination', 'destinationId is required', {
+          field: 'destinationId',
+        });
+      if (!Array.isArray(b.productsList) || b.productsList.length === 0)
+        throw new AppError(400, 'bad-request/missing-products', 'productsList must list at least one {sku, quantity}', {
+          field: 'productsList',
+        });
+      if (b.notes !== undefined && (typeof b.notes !== 'string' || b.notes.length > 2000))
+        throw new AppError(400, 'bad-request', 'notes must be a text of at most 2,000 characters', { field: 'notes' });
+      if (b.originId === b.destinationId)
+        throw new AppError(400, 'bad-request/same-location', 'originId and destinationId must differ', {
+          field: 'destinationId',
+        });
       const lines = new Map<string, number>();
       for (const [i, raw] of (b.productsList as unknown[]).entries()) {
         const line = raw as Record<string, unknown>;
-        if (!line || typeof line !== 'object' || typeof line.sku !== 'string' || !line.sku.trim() || !Number.isInteger(line.quantity) || (line.quantity as number) < 1 || (line.quantity as number) > 1_000_000) {
-          throw new AppError(400, 'bad-request/invalid-items', `productsList.${i} must be {sku, quantity} with a whole quantity of at least 1`, { field: `productsList.${i}` });
+        if (
+          !line ||
+          typeof line !== 'object' ||
+          typeof line.sku !== 'string' ||
+          !line.sku.trim() ||
+          !Number.isInteger(line.quantity) ||
+          (line.quantity as number) < 1 ||
+          (line.quantity as number) > 1_000_000
+        ) {
+          throw new AppError(
+            400,
+            'bad-request/invalid-items',
+            `productsList.${i} must be {sku, quantity} with a whole quantity of at least 1`,
+            { field: `productsList.${i}` },
+          );
         }
         const sku = line.sku.trim().toUpperCase();
         lines.set(sku, (lines.get(sku) ?? 0) + (line.quantity as number)); // one line per SKU
@@ -134,7 +210,9 @@ export const transferRoutes = defineRoutes([
       await locations.require(b.originId);
       await locations.require(b.destinationId);
       const catalog = new Catalog(tenantDb);
-      for (const sku of lines.keys()) if (!(await catalog.skuOwner(sku))) throw new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'productsList' });
+      for (const sku of lines.keys())
+        if (!(await catalog.skuOwner(sku)))
+          throw new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'productsList' });
 
       const id = newId('trf');
       const now = new Date();
@@ -159,7 +237,13 @@ export const transferRoutes = defineRoutes([
       };
       const col = tenantDb.collection(transfers);
       await col.insertOne(doc);
-      const input: TransferInput = { tenantId: tenantDb.tenantId, transferId: id, originId: b.originId, destinationId: b.destinationId, productsList };
+      const input: TransferInput = {
+        tenantId: tenantDb.tenantId,
+        transferId: id,
+        originId: b.originId,
+        destinationId: b.destinationId,
+        productsList,
+      };
       try {
         await ctx.deps.temporal.workflow.start('transferWorkflow', {
           taskQueue: ctx.deps.config.taskQueue,
@@ -188,14 +272,21 @@ export const transferRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { status: { type: 'string', enum: ['pending', 'approved', 'received', 'cancelled'] }, page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      properties: {
+        status: { type: 'string', enum: ['pending', 'approved', 'received', 'cancelled'] },
+        page: PAGE_PARAM,
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      },
     },
     responses: { 200: { description: '`{transfers, totalCount, page, limit}`' } },
     handler: async (ctx) => {
       const q = ctx.state.query as { status?: TransferDoc['status']; page: number; limit: number };
       const col = tenantOf(ctx).tenantDb.collection(transfers);
       const filter = q.status ? { status: q.status } : {};
-      const [rows, totalCount] = await Promise.all([col.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(), col.countDocuments(filter)]);
+      const [rows, totalCount] = await Promise.all([
+        col.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+        col.countDocuments(filter),
+      ]);
       ctx.body = { transfers: rows.map(presentTransfer), totalCount, page: q.page, limit: q.limit };
     },
   },
@@ -211,6 +302,9 @@ export const transferRoutes = defineRoutes([
     },
   },
   actionRoute('approve', 'Approve a pending transfer'),
-  actionRoute('receive', 'Receive an approved transfer: stock leaves the origin and enters the destination, exactly once (a retry with the same Idempotency-Key answers the same)'),
+  actionRoute(
+    'receive',
+    'Receive an approved transfer: stock leaves the origin and enters the destination, exactly once (a retry with the same Idempotency-Key answers the same)',
+  ),
   actionRoute('cancel', 'Cancel a transfer that is not received yet (optional reason)'),
 ]);

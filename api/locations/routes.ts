@@ -2,8 +2,20 @@ import { defineRoutes } from '../route';
 import { tenantOf, type AppContext } from '../context';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { errors } from '../../shared/errors/catalog';
-import { ADDRESS_FIELDS, LOCATION_STATUSES, LOCATION_TYPES, type LocationDoc, type LocationStatus, type LocationType } from '../../shared/locations/locations';
-import { locationErrors, LocationService, type LocationInput, type LocationPatch } from '../../shared/locations/service';
+import {
+  ADDRESS_FIELDS,
+  LOCATION_STATUSES,
+  LOCATION_TYPES,
+  type LocationDoc,
+  type LocationStatus,
+  type LocationType,
+} from '../../shared/locations/locations';
+import {
+  locationErrors,
+  LocationService,
+  type LocationInput,
+  type LocationPatch,
+} from '../../shared/locations/service';
 import { ZONE_CODE_PATTERN, ZONE_TYPES, type ZoneDoc, type ZoneType } from '../../shared/locations/zones';
 import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
 
@@ -23,20 +35,31 @@ const addressParts: Record<string, JsonSchema> = {
   country: { type: 'string', enum: COUNTRY_CODES, description: 'ISO 3166-1 alpha-2, upper case' },
 };
 const nullable = (s: JsonSchema): JsonSchema =>
-  s.enum ? { ...s, type: ['string', 'null'], enum: [...(s.enum as unknown[]), null] } : { ...s, type: ['string', 'null'] };
+  s.enum
+    ? { ...s, type: ['string', 'null'], enum: [...(s.enum as unknown[]), null] }
+    : { ...s, type: ['string', 'null'] };
 
 const createBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'type'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, description: 'missing or blank: 400 bad-request/missing-name' },
-    type: { type: 'string', enum: [...LOCATION_TYPES], description: 'missing: 400 bad-request/missing-type; another value: 400 bad-request/invalid-type' },
+    name: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'missing or blank: 400 bad-request/missing-name',
+    },
+    type: {
+      type: 'string',
+      enum: [...LOCATION_TYPES],
+      description: 'missing: 400 bad-request/missing-type; another value: 400 bad-request/invalid-type',
+    },
     address: { type: 'object', additionalProperties: false, properties: addressParts },
     code: { type: 'string', minLength: 1, maxLength: 50, description: 'your own short code (not unique)' },
     phone: { type: 'string', maxLength: 50 },
     email: { type: 'string', format: 'email', maxLength: 320 },
-    isDefault: { type: 'boolean', description: 'true: this location becomes the tenant\'s only default' },
+    isDefault: { type: 'boolean', description: "true: this location becomes the tenant's only default" },
     status: { type: 'string', enum: [...LOCATION_STATUSES], description: 'active when absent' },
   },
 };
@@ -58,7 +81,8 @@ const patchBody: JsonSchema = {
     email: { type: ['string', 'null'], format: 'email', maxLength: 320, description: 'null clears it' },
     isDefault: {
       type: 'boolean',
-      description: 'true: set-default; false on the default location: the system location becomes the default again; false on the system location: 400 bad-request/system-location',
+      description:
+        'true: set-default; false on the default location: the system location becomes the default again; false on the system location: 400 bad-request/system-location',
     },
     status: { type: 'string', enum: [...LOCATION_STATUSES] },
   },
@@ -69,7 +93,11 @@ const zoneBody: JsonSchema = {
   additionalProperties: false,
   required: ['code', 'name', 'type'],
   properties: {
-    code: { type: 'string', pattern: ZONE_CODE_PATTERN, description: 'unique per location, case-insensitive (stored upper case); letters, digits, . _ -, up to 50' },
+    code: {
+      type: 'string',
+      pattern: ZONE_CODE_PATTERN,
+      description: 'unique per location, case-insensitive (stored upper case); letters, digits, . _ -, up to 50',
+    },
     name: { type: 'string', minLength: 1, maxLength: 200 },
     type: { type: 'string', enum: [...ZONE_TYPES] },
   },
@@ -86,9 +114,12 @@ const locationSchema: JsonSchema = {
     phone: { type: ['string', 'null'] },
     email: { type: ['string', 'null'] },
     isDefault: { type: 'boolean', description: 'exactly one location of the tenant is the default' },
-    isSystem: { type: 'boolean', description: 'the tenant\'s system location: never deleted, the default when no other is' },
+    isSystem: {
+      type: 'boolean',
+      description: "the tenant's system location: never deleted, the default when no other is",
+    },
     status: { type: 'string', enum: [...LOCATION_STATUSES] },
-    managedBy: { type: ['string', 'null'], description: 'the integration that manages this location\'s stock' },
+    managedBy: { type: ['string', 'null'], description: "the integration that manages this location's stock" },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
@@ -106,11 +137,19 @@ const zoneSchema: JsonSchema = {
 };
 const listOf = (key: string, item: JsonSchema, paged: boolean): JsonSchema => ({
   type: 'object',
-  properties: { [key]: { type: 'array', items: item }, totalCount: { type: 'integer' }, ...(paged ? { page: { type: 'integer' }, limit: { type: 'integer' } } : {}) },
+  properties: {
+    [key]: { type: 'array', items: item },
+    totalCount: { type: 'integer' },
+    ...(paged ? { page: { type: 'integer' }, limit: { type: 'integer' } } : {}),
+  },
 });
 
 const filterQuery = {
-  q: { type: 'string', maxLength: 200, description: 'words that must each appear (any case) in the name or the address' },
+  q: {
+    type: 'string',
+    maxLength: 200,
+    description: 'words that must each appear (any case) in the name or the address',
+  },
   type: { type: 'string', enum: [...LOCATION_TYPES] },
   status: { type: 'string', enum: [...LOCATION_STATUSES] },
 };
@@ -140,13 +179,21 @@ function present(doc: LocationDoc) {
 }
 
 function presentZone(z: ZoneDoc) {
-  return { locationId: z.locationId, code: z.code, name: z.name, type: z.type, createdAt: z.createdAt.toISOString(), updatedAt: z.updatedAt.toISOString() };
+  return {
+    locationId: z.locationId,
+    code: z.code,
+    name: z.name,
+    type: z.type,
+    createdAt: z.createdAt.toISOString(),
+    updatedAt: z.updatedAt.toISOString(),
+  };
 }
 
 function objectBody(ctx: AppContext): Record<string, unknown> {
   const body = ctx.request.body;
   if (body === undefined) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.invalidInput('The body must be a JSON object', [{ field: '(body)', message: 'must be an object' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw errors.invalidInput('The body must be a JSON object', [{ field: '(body)', message: 'must be an object' }]);
   return body as Record<string, unknown>;
 }
 
@@ -182,7 +229,9 @@ function idParam(ctx: AppContext): string {
 }
 
 const ok = (description: string, schema?: JsonSchema) => ({ description, ...(schema ? { schema } : {}) });
-const notFound404 = { description: 'bad-request/not-found: no such location in the tenant (another tenant\'s is answered the same)' };
+const notFound404 = {
+  description: "bad-request/not-found: no such location in the tenant (another tenant's is answered the same)",
+};
 
 // ---- routes ----------------------------------------------------------------------------------
 
@@ -192,13 +241,19 @@ export const locationRoutes = defineRoutes([
     path: '/locations',
     summary: 'Create a location',
     description:
-      'Checks, in order: name (400 bad-request/missing-name), type (400 bad-request/missing-type, bad-request/invalid-type), unknown fields and the rest of the schema (400 bad-request naming the field). `isDefault: true` makes it the tenant\'s only default.',
+      "Checks, in order: name (400 bad-request/missing-name), type (400 bad-request/missing-type, bad-request/invalid-type), unknown fields and the rest of the schema (400 bad-request naming the field). `isDefault: true` makes it the tenant's only default.",
     tags,
     auth: create,
     body: createBody,
     bodyRequired: false,
     bodyValidation: 'handler',
-    responses: { 201: ok('the location', locationSchema), 400: { description: "bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/can't-create (isDefault with status inactive), bad-request" } },
+    responses: {
+      201: ok('the location', locationSchema),
+      400: {
+        description:
+          "bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/can't-create (isDefault with status inactive), bad-request",
+      },
+    },
     handler: async (ctx) => {
       const body = objectBody(ctx);
       if (blank(body.name)) throw locationErrors.missing('name');
@@ -213,18 +268,29 @@ export const locationRoutes = defineRoutes([
   {
     method: 'get',
     path: '/locations',
-    summary: 'List the tenant\'s locations (the system location first, then oldest first), paged from 1',
-    description: 'The tenant\'s system location always exists (it is created on first use) and is listed like any other.',
+    summary: "List the tenant's locations (the system location first, then oldest first), paged from 1",
+    description:
+      "The tenant's system location always exists (it is created on first use) and is listed like any other.",
     tags,
     auth: read,
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { ...filterQuery, page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      properties: {
+        ...filterQuery,
+        page: PAGE_PARAM,
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+      },
     },
     responses: { 200: ok('`{locations, totalCount, page, limit}`', listOf('locations', locationSchema, true)) },
     handler: async (ctx) => {
-      const q = ctx.state.query as { page: number; limit: number; q?: string; type?: LocationType; status?: LocationStatus };
+      const q = ctx.state.query as {
+        page: number;
+        limit: number;
+        q?: string;
+        type?: LocationType;
+        status?: LocationStatus;
+      };
       const { docs, total } = await service(ctx).list(q);
       ctx.body = { locations: docs.map(present), totalCount: total, page: q.page, limit: q.limit };
     },
@@ -243,8 +309,9 @@ export const locationRoutes = defineRoutes([
   {
     method: 'get',
     path: '/locations/count',
-    summary: 'Count the tenant\'s locations with the list\'s filters',
-    description: 'A type or status the count cannot be resolved with: 400 bad-request/not-found (the spec\'s code for an unresolvable count).',
+    summary: "Count the tenant's locations with the list's filters",
+    description:
+      "A type or status the count cannot be resolved with: 400 bad-request/not-found (the spec's code for an unresolvable count).",
     tags,
     auth: read,
     query: {
@@ -256,7 +323,10 @@ export const locationRoutes = defineRoutes([
         status: { type: 'string', description: `one of ${LOCATION_STATUSES.join(', ')}` },
       },
     },
-    responses: { 200: ok('`{count}`', { type: 'object', properties: { count: { type: 'integer' } } }), 400: { description: 'bad-request/not-found: the count cannot be resolved (unknown type or status)' } },
+    responses: {
+      200: ok('`{count}`', { type: 'object', properties: { count: { type: 'integer' } } }),
+      400: { description: 'bad-request/not-found: the count cannot be resolved (unknown type or status)' },
+    },
     handler: async (ctx) => {
       const q = ctx.state.query as { q?: string; type?: string; status?: string };
       if (q.type !== undefined && !(LOCATION_TYPES as readonly string[]).includes(q.type)) {
@@ -271,15 +341,29 @@ export const locationRoutes = defineRoutes([
   {
     method: 'get',
     path: '/locations/places/search',
-    summary: 'Place lookup: the tenant\'s locations whose name or address (street, city, state) contains every word of q (any case)',
+    summary:
+      "Place lookup: the tenant's locations whose name or address (street, city, state) contains every word of q (any case)",
     tags,
     auth: read,
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { q: { type: 'string', maxLength: 200, description: 'required: missing or blank is 400 bad-request/missing-param' }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      properties: {
+        q: {
+          type: 'string',
+          maxLength: 200,
+          description: 'required: missing or blank is 400 bad-request/missing-param',
+        },
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+      },
     },
-    responses: { 200: ok('`{locations, totalCount}` (an empty list when nothing matches)', listOf('locations', locationSchema, false)), 400: { description: 'bad-request/missing-param' } },
+    responses: {
+      200: ok(
+        '`{locations, totalCount}` (an empty list when nothing matches)',
+        listOf('locations', locationSchema, false),
+      ),
+      400: { description: 'bad-request/missing-param' },
+    },
     handler: async (ctx) => {
       const q = ctx.state.query as { q?: string; limit: number };
       if (blank(q.q)) throw locationErrors.missingParam('q');
@@ -290,10 +374,14 @@ export const locationRoutes = defineRoutes([
   {
     method: 'get',
     path: '/locations/places/postal-code/:postalCode',
-    summary: 'Place lookup by postal code: the tenant\'s locations with exactly this postal code (any case)',
+    summary: "Place lookup by postal code: the tenant's locations with exactly this postal code (any case)",
     tags,
     auth: read,
-    query: { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } } },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+    },
     responses: {
       200: ok('`{locations, totalCount}`', listOf('locations', locationSchema, false)),
       400: { description: 'bad-request/missing-param (blank postal code)' },
@@ -334,7 +422,10 @@ export const locationRoutes = defineRoutes([
     bodyValidation: 'handler',
     responses: {
       200: ok('the location', locationSchema),
-      400: { description: "bad-request/missing-id, bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/system-location, bad-request/can't-update (a location managed by an integration; the default made inactive), bad-request" },
+      400: {
+        description:
+          "bad-request/missing-id, bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/system-location, bad-request/can't-update (a location managed by an integration; the default made inactive), bad-request",
+      },
       404: notFound404,
     },
     handler: async (ctx) => {
@@ -343,7 +434,11 @@ export const locationRoutes = defineRoutes([
       if ('name' in body && blank(body.name)) throw locationErrors.missing('name', 'name cannot be blank');
       if ('type' in body) checkType(body.type, LOCATION_TYPES);
       validate(patchBody, body);
-      if (Object.keys(body).length === 0) throw errors.invalidInput(`Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`, [{ field: '(body)', message: 'is empty' }]);
+      if (Object.keys(body).length === 0)
+        throw errors.invalidInput(
+          `Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`,
+          [{ field: '(body)', message: 'is empty' }],
+        );
       ctx.body = present(await service(ctx).update(id, body as LocationPatch));
     },
   },
@@ -356,7 +451,10 @@ export const locationRoutes = defineRoutes([
     tags,
     auth: remove,
     responses: {
-      200: ok('`{success: true, message}`', { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } }),
+      200: ok('`{success: true, message}`', {
+        type: 'object',
+        properties: { success: { type: 'boolean' }, message: { type: 'string' } },
+      }),
       400: { description: "bad-request/system-location, bad-request/can't-delete" },
       404: notFound404,
     },
@@ -370,7 +468,7 @@ export const locationRoutes = defineRoutes([
   {
     method: 'post',
     path: '/locations/:id/set-default',
-    summary: 'Make the location the tenant\'s default; every other location loses isDefault',
+    summary: "Make the location the tenant's default; every other location loses isDefault",
     tags,
     auth: update,
     responses: { 200: ok('the location (isDefault true)', locationSchema), 404: notFound404 },
@@ -384,7 +482,8 @@ export const locationRoutes = defineRoutes([
     method: 'post',
     path: '/locations/:id/zones',
     summary: 'Create a zone inside the location',
-    description: 'code, name, type required (400 bad-request/missing-code, missing-name, missing-type); type must be zone (400 bad-request/invalid-type); a code already used in the location: 400 bad-request/duplicate-code.',
+    description:
+      'code, name, type required (400 bad-request/missing-code, missing-name, missing-type); type must be zone (400 bad-request/invalid-type); a code already used in the location: 400 bad-request/duplicate-code.',
     tags,
     auth: create,
     body: zoneBody,
@@ -392,7 +491,10 @@ export const locationRoutes = defineRoutes([
     bodyValidation: 'handler',
     responses: {
       201: ok('the zone', zoneSchema),
-      400: { description: 'bad-request/missing-code, bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/duplicate-code, bad-request' },
+      400: {
+        description:
+          'bad-request/missing-code, bad-request/missing-name, bad-request/missing-type, bad-request/invalid-type, bad-request/duplicate-code, bad-request',
+      },
       404: notFound404,
     },
     handler: async (ctx) => {
@@ -428,7 +530,10 @@ export const locationRoutes = defineRoutes([
     tags,
     auth: remove,
     responses: {
-      200: ok('`{success: true, message}`', { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } }),
+      200: ok('`{success: true, message}`', {
+        type: 'object',
+        properties: { success: { type: 'boolean' }, message: { type: 'string' } },
+      }),
       404: { description: 'bad-request/not-found: no such location, or no such zone in it' },
     },
     handler: async (ctx) => {

@@ -8,7 +8,12 @@ const BEARER = /^Bearer ([A-Za-z0-9_-]{16,200})$/;
 
 export function bearerOf(ctx: AppContext): string {
   const match = BEARER.exec(ctx.get('authorization'));
-  if (!match) throw errors.invalidToken(ctx.get('authorization') ? 'Malformed Authorization header; expected "Bearer <key>"' : 'Missing Authorization header');
+  if (!match)
+    throw errors.invalidToken(
+      ctx.get('authorization')
+        ? 'Malformed Authorization header; expected "Bearer <key>"'
+        : 'Missing Authorization header',
+    );
   return match[1];
 }
 

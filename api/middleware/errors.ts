@@ -5,7 +5,11 @@ import { AppError, errors, isAppError, type Area } from '../../shared/errors/cat
 /** Which envelope and codes a path gets. `/v1` is the same API under the spec's versioned base. */
 export function areaOf(path: string): Area {
   // the router matches paths case-insensitively, so /ORDERS is the orders area too
-  const first = path.toLowerCase().replace(/^\/v1(?=\/|$)/, '').split('/')[1] ?? '';
+  const first =
+    path
+      .toLowerCase()
+      .replace(/^\/v1(?=\/|$)/, '')
+      .split('/')[1] ?? '';
   if (first === 'orders') return 'orders';
   if (first === 'products') return 'products';
   if (first === 'inventory') return 'inventory';
@@ -21,7 +25,8 @@ function fromParserError(err: unknown, limit: number): AppError | null {
   // turns the non-Error zlib throws into an Error whose message is that object as JSON
   // (brotli's codes are ERR__ERROR_…)
   const code = typeof e.code === 'string' ? e.code : /"code":"([A-Z0-9_]+)"/.exec((err as Error).message ?? '')?.[1];
-  if (code && /^(Z_|ERR__ERROR_)/.test(code)) return errors.invalidInput('Request body does not decompress as its Content-Encoding says');
+  if (code && /^(Z_|ERR__ERROR_)/.test(code))
+    return errors.invalidInput('Request body does not decompress as its Content-Encoding says');
   // an encoding the parser does not know (inflation answers 415 without a type)
   if (e.status === 415 && !e.type) return errors.unsupportedMediaType('unsupported content encoding');
   // co-body reports bad JSON as a SyntaxError with status 400 and no type
@@ -29,7 +34,8 @@ function fromParserError(err: unknown, limit: number): AppError | null {
   if (e.name === 'SyntaxError' && e.status === 400) {
     const message = (err as Error).message;
     // the JSON parser's refusal of prototype keys quotes nothing; keep it, it says what to fix
-    if (/forbidden prototype property/i.test(message)) return errors.invalidJson(`Request body is not valid JSON: ${message}`);
+    if (/forbidden prototype property/i.test(message))
+      return errors.invalidJson(`Request body is not valid JSON: ${message}`);
     const at = /position (\d+)/.exec(message)?.[1];
     return errors.invalidJson(`Request body is not valid JSON${at ? ` (at position ${at})` : ''}`);
   }
@@ -53,7 +59,10 @@ export function render(ctx: AppContext, err: AppError): void {
   const code = err.codeFor(ctx.state.area);
   ctx.status = err.status;
   for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
-  ctx.body = ctx.state.area === 'orders' ? { error: { code, message: err.message } } : { code, message: err.message, ...err.extra };
+  ctx.body =
+    ctx.state.area === 'orders'
+      ? { error: { code, message: err.message } }
+      : { code, message: err.message, ...err.extra };
 }
 
 /** First middleware: every failure leaves as the area's error envelope; unknown failures are 500s and logged. */
@@ -63,7 +72,8 @@ export function errorHandler() {
     try {
       await next();
       if (ctx.body === undefined && ctx.status === 404) throw errors.routeNotFound(ctx.method, ctx.path);
-      if (ctx.body === undefined && ctx.status === 405) throw errors.methodNotAllowed(ctx.method, ctx.path, ctx.response.get('Allow'));
+      if (ctx.body === undefined && ctx.status === 405)
+        throw errors.methodNotAllowed(ctx.method, ctx.path, ctx.response.get('Allow'));
     } catch (err) {
       const limit = (err as { limit?: number } | null)?.limit ?? ctx.deps.config.bodyLimitBytes;
       const known = isAppError(err) ? err : fromParserError(err, limit);

@@ -41,7 +41,12 @@ const createBody: JsonSchema = {
   additionalProperties: false,
   required: ['externalId', 'customerInfo', 'items'],
   properties: {
-    externalId: { type: 'string', minLength: 1, maxLength: 100, description: 'unique per tenant: a repeated create is 409, so a retry cannot make a second order' },
+    externalId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'unique per tenant: a repeated create is 409, so a retry cannot make a second order',
+    },
     customerInfo,
     shippingAddress: address(['street', 'city', 'zipCode', 'country']),
     notes: { type: 'string', maxLength: 5000 },
@@ -77,14 +82,16 @@ const patchBody: JsonSchema = {
 };
 
 /** Fields PUT /orders/{id} refuses, and where their change belongs instead. */
-const LIFECYCLE = 'POST /orders/{orderId}/accept | reject | cancel | prepare, PUT /orders/{orderId}/status or POST /orders/{orderId}/transition';
+const LIFECYCLE =
+  'POST /orders/{orderId}/accept | reject | cancel | prepare, PUT /orders/{orderId}/status or POST /orders/{orderId}/transition';
 const FORBIDDEN: Record<string, string> = {
   orderStatus: `orderStatus cannot be set by a general update: use ${LIFECYCLE}, which apply the business rules and the audit trail`,
-  items: 'items are fixed when the order is created; totals are computed from them by the server (to change the goods, cancel and create a new order)',
+  items:
+    'items are fixed when the order is created; totals are computed from them by the server (to change the goods, cancel and create a new order)',
   subtotal: `subtotal is computed by the server from the items; it cannot be sent (lifecycle: ${LIFECYCLE})`,
   tax: `tax is computed by the server from the items and the tenant's tax rate; it cannot be sent (lifecycle: ${LIFECYCLE})`,
   total: `total is computed by the server from the items; it cannot be sent (lifecycle: ${LIFECYCLE})`,
-  _id: '_id is the order\'s identifier, given in the path; it cannot be changed',
+  _id: "_id is the order's identifier, given in the path; it cannot be changed",
   updatedAt: 'updatedAt is set by the server on every update',
 };
 
@@ -104,7 +111,13 @@ function links(id: string, which: ('self' | 'prepare' | 'cancel')[]) {
 function presentOrder(doc: OrderDoc) {
   const { _id, tenantId: _t, audit: _a, createdAt, updatedAt, ...rest } = doc;
   const id = _id.toHexString();
-  return { _id: id, ...rest, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString(), _links: links(id, ['self', 'prepare', 'cancel']) };
+  return {
+    _id: id,
+    ...rest,
+    createdAt: createdAt.toISOString(),
+    updatedAt: updatedAt.toISOString(),
+    _links: links(id, ['self', 'prepare', 'cancel']),
+  };
 }
 
 function service(ctx: AppContext): Orders {
@@ -114,12 +127,29 @@ function service(ctx: AppContext): Orders {
 
 function moveResult(doc: OrderDoc, from: OrderState) {
   const id = doc._id.toHexString();
-  return { data: { _id: id, externalId: doc.externalId, orderStatus: doc.orderStatus, previousStatus: from, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self']) } };
+  return {
+    data: {
+      _id: id,
+      externalId: doc.externalId,
+      orderStatus: doc.orderStatus,
+      previousStatus: from,
+      updatedAt: doc.updatedAt.toISOString(),
+      _links: links(id, ['self']),
+    },
+  };
 }
 
 /** What every status move answers. */
-const moveResponses = { 200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' }, 409: { description: 'orders:invalid_transition' } };
-const commentSchema: JsonSchema = { type: 'object', additionalProperties: false, required: ['comment'], properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } } };
+const moveResponses = {
+  200: { description: '`{data: {_id, externalId, orderStatus, previousStatus, updatedAt, _links}}`' },
+  409: { description: 'orders:invalid_transition' },
+};
+const commentSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['comment'],
+  properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } },
+};
 const reasonBody = (required: boolean): JsonSchema => ({
   type: 'object',
   additionalProperties: false,
@@ -173,7 +203,11 @@ export const orderRoutes = defineRoutes([
       type: 'object',
       additionalProperties: false,
       properties: {
-        status: { type: 'string', pattern: `^(${ORDER_STATES.join('|')})(,(${ORDER_STATES.join('|')}))*$`, description: 'comma-separated states' },
+        status: {
+          type: 'string',
+          pattern: `^(${ORDER_STATES.join('|')})(,(${ORDER_STATES.join('|')}))*$`,
+          description: 'comma-separated states',
+        },
         externalId: { type: 'string', maxLength: 100 },
         from: { type: 'string', format: 'date-time', description: 'created at or after' },
         to: { type: 'string', format: 'date-time', description: 'created at or before' },
@@ -184,7 +218,10 @@ export const orderRoutes = defineRoutes([
     responses: { 200: { description: '`{data: [order], meta: {page, limit, total}}`' } },
     handler: async (ctx) => {
       const q = ctx.state.query!;
-      const { docs, total } = await service(ctx).list({ ...(q as { page: number; limit: number; externalId?: string; from?: string; to?: string }), status: commaList(q.status) });
+      const { docs, total } = await service(ctx).list({
+        ...(q as { page: number; limit: number; externalId?: string; from?: string; to?: string }),
+        status: commaList(q.status),
+      });
       ctx.body = { data: docs.map(presentOrder), meta: { page: q.page, limit: q.limit, total } };
     },
   },
@@ -207,10 +244,17 @@ export const orderRoutes = defineRoutes([
     auth: update,
     body: patchBody,
     bodyValidation: 'handler',
-    responses: { 200: { description: '`{data: {_id, externalId, orderStatus, <changed fields>, updatedAt, _links: {self, prepare, cancel}}}`' }, 409: { description: 'orders:duplicate_external_id' } },
+    responses: {
+      200: {
+        description:
+          '`{data: {_id, externalId, orderStatus, <changed fields>, updatedAt, _links: {self, prepare, cancel}}}`',
+      },
+      409: { description: 'orders:duplicate_external_id' },
+    },
     handler: async (ctx) => {
       const body = ctx.request.body as Record<string, unknown>;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw orderErrors.invalid('Body must be a JSON object');
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw orderErrors.invalid('Body must be a JSON object');
       const forbidden = Object.keys(body).filter((k) => FORBIDDEN[k]);
       if (forbidden.length) throw orderErrors.invalid(forbidden.map((k) => FORBIDDEN[k]).join('; '));
       validate(patchBody, body);
@@ -218,7 +262,14 @@ export const orderRoutes = defineRoutes([
       const id = doc._id.toHexString();
       const changed = Object.fromEntries(Object.keys(body).map((k) => [k, doc[k as keyof OrderDoc]]));
       ctx.body = {
-        data: { _id: id, externalId: doc.externalId, orderStatus: doc.orderStatus, ...changed, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self', 'prepare', 'cancel']) },
+        data: {
+          _id: id,
+          externalId: doc.externalId,
+          orderStatus: doc.orderStatus,
+          ...changed,
+          updatedAt: doc.updatedAt.toISOString(),
+          _links: links(id, ['self', 'prepare', 'cancel']),
+        },
       };
     },
   },
@@ -235,13 +286,22 @@ export const orderRoutes = defineRoutes([
       validate(customerInfo, ctx.request.body);
       const doc = await service(ctx).updateCustomer(ctx.params.orderId, ctx.request.body as Record<string, unknown>);
       const id = doc._id.toHexString();
-      ctx.body = { data: { _id: id, externalId: doc.externalId, customerInfo: doc.customerInfo, updatedAt: doc.updatedAt.toISOString(), _links: links(id, ['self']) } };
+      ctx.body = {
+        data: {
+          _id: id,
+          externalId: doc.externalId,
+          customerInfo: doc.customerInfo,
+          updatedAt: doc.updatedAt.toISOString(),
+          _links: links(id, ['self']),
+        },
+      };
     },
   },
   {
     method: 'post',
     path: '/orders/:orderId/comments',
-    summary: 'Append a comment to the order history (never edited or deleted); an Idempotency-Key makes a retry add it once',
+    summary:
+      'Append a comment to the order history (never edited or deleted); an Idempotency-Key makes a retry add it once',
     tags: ['orders'],
     auth: update,
     body: commentSchema,
@@ -266,7 +326,12 @@ export const orderRoutes = defineRoutes([
       additionalProperties: false,
       properties: { page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
     },
-    responses: { 200: { description: '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed or comment; actor is the key id' } },
+    responses: {
+      200: {
+        description:
+          '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed or comment; actor is the key id',
+      },
+    },
     handler: async (ctx) => {
       const { page, limit } = ctx.state.query as { page: number; limit: number };
       const all = await service(ctx).activity(ctx.params.orderId);
@@ -287,7 +352,10 @@ export const orderRoutes = defineRoutes([
       type: 'object',
       additionalProperties: false,
       required: ['status'],
-      properties: { status: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+      properties: {
+        status: { type: 'string', enum: ORDER_STATES },
+        reason: { type: 'string', minLength: 1, maxLength: 1000 },
+      },
     },
     responses: moveResponses,
     handler: async (ctx) => {
@@ -306,7 +374,10 @@ export const orderRoutes = defineRoutes([
       type: 'object',
       additionalProperties: false,
       required: ['to'],
-      properties: { to: { type: 'string', enum: ORDER_STATES }, reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+      properties: {
+        to: { type: 'string', enum: ORDER_STATES },
+        reason: { type: 'string', minLength: 1, maxLength: 1000 },
+      },
     },
     responses: moveResponses,
     handler: async (ctx) => {

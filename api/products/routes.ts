@@ -4,7 +4,15 @@ import { AppError } from '../../shared/errors/catalog';
 import { Catalog, notFound } from '../../shared/products/catalog';
 import { products } from '../../shared/products/collections';
 import { COMPACT_FIELDS, EXTENDS, presentListItem, presentProduct, type Extend } from '../../shared/products/present';
-import { buildFilter, buildSort, commaList, filtersFrom, searchClause, SORT_FIELDS, type ProductFilters } from '../../shared/products/query';
+import {
+  buildFilter,
+  buildSort,
+  commaList,
+  filtersFrom,
+  searchClause,
+  SORT_FIELDS,
+  type ProductFilters,
+} from '../../shared/products/query';
 import { productInputSchema, STATUSES } from '../../shared/products/schema';
 import type { ProductDoc } from '../../shared/products/types';
 import { addStock, productIdsAvailableAt } from '../../shared/inventory/stock-view';
@@ -16,7 +24,11 @@ const read = { scopes: ['products:read' as const] };
 const commaOf = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
 
 const filterQuery: Record<string, JsonSchema> = {
-  q: { type: 'string', maxLength: 200, description: 'search term: every word must match the SKU, a variant SKU, the title, the brand or a tag' },
+  q: {
+    type: 'string',
+    maxLength: 200,
+    description: 'search term: every word must match the SKU, a variant SKU, the title, the brand or a tag',
+  },
   status: { type: 'string', pattern: commaOf(STATUSES), description: 'comma-separated statuses' },
   category: { type: 'string', maxLength: 1000, description: 'category id, name or path' },
   brands: { type: 'string', maxLength: 2000, description: 'comma-separated brands (exact)' },
@@ -28,14 +40,23 @@ const filterQuery: Record<string, JsonSchema> = {
 const paging: Record<string, JsonSchema> = {
   page: { ...PAGE_PARAM, description: '1-based' },
   limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-  sort: { type: 'string', pattern: `^-?(${Object.keys(SORT_FIELDS).join('|')})$`, default: '-createdAt', description: 'field, `-` for descending' },
+  sort: {
+    type: 'string',
+    pattern: `^-?(${Object.keys(SORT_FIELDS).join('|')})$`,
+    default: '-createdAt',
+    description: 'field, `-` for descending',
+  },
 };
 const extendParam: JsonSchema = {
   type: 'string',
   pattern: commaOf(EXTENDS),
   description: `comma-separated: ${EXTENDS.join(', ')}. Without it, list items carry only ${COMPACT_FIELDS.join(', ')}.`,
 };
-const queryObject = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', additionalProperties: false, properties });
+const queryObject = (properties: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  additionalProperties: false,
+  properties,
+});
 
 function extendsFrom(value: unknown): Set<Extend> {
   return new Set((commaList(value) ?? []) as Extend[]);
@@ -45,18 +66,32 @@ function catalog(ctx: AppContext): Catalog {
   return new Catalog(tenantOf(ctx).tenantDb);
 }
 
-async function list(ctx: AppContext, f: ProductFilters, page: number, limit: number, sort: string, extend: Set<Extend>, onlyIds?: string[]) {
+async function list(
+  ctx: AppContext,
+  f: ProductFilters,
+  page: number,
+  limit: number,
+  sort: string,
+  extend: Set<Extend>,
+  onlyIds?: string[],
+) {
   const { tenantDb } = tenantOf(ctx);
   const { filter } = buildFilter(f);
   const scoped = onlyIds ? { $and: [filter, { _id: { $in: onlyIds.map((id) => new ObjectId(id)) } }] } : filter;
-  const docs = (await tenantDb.collection(products).find(scoped, { sort: buildSort(sort), skip: (page - 1) * limit, limit }).toArray()) as ProductDoc[];
+  const docs = (await tenantDb
+    .collection(products)
+    .find(scoped, { sort: buildSort(sort), skip: (page - 1) * limit, limit })
+    .toArray()) as ProductDoc[];
   const items = docs.map((d) => presentListItem(d, extend));
   // stock (inventory by location, variants[].stock) comes from the ledger when asked for: extend=inventory or all
   if (extend.has('inventory') || extend.has('all')) await addStock(tenantDb, docs, items, { inventory: true });
   return items;
 }
 
-const countResult: JsonSchema = { type: 'object', properties: { count: { type: 'integer' }, searchStrategy: { type: 'string' } } };
+const countResult: JsonSchema = {
+  type: 'object',
+  properties: { count: { type: 'integer' }, searchStrategy: { type: 'string' } },
+};
 
 export const productRoutes = defineRoutes([
   {
@@ -66,7 +101,9 @@ export const productRoutes = defineRoutes([
     tags: ['products'],
     auth: read,
     query: queryObject(filterQuery),
-    responses: { 200: { description: '`{count}`, or `{count, searchStrategy}` when `q` is given', schema: countResult } },
+    responses: {
+      200: { description: '`{count}`, or `{count, searchStrategy}` when `q` is given', schema: countResult },
+    },
     handler: async (ctx) => {
       const { filter, searchStrategy } = buildFilter(filtersFrom(ctx.state.query!));
       const count = await tenantOf(ctx).tenantDb.collection(products).countDocuments(filter);
@@ -79,7 +116,10 @@ export const productRoutes = defineRoutes([
     summary: 'Text search (token based): every word must match the SKU, a variant SKU, the title, the brand or a tag',
     tags: ['products'],
     auth: read,
-    query: { ...queryObject({ q: { type: 'string', minLength: 1, maxLength: 200 }, ...paging, extend: extendParam }), required: ['q'] },
+    query: {
+      ...queryObject({ q: { type: 'string', minLength: 1, maxLength: 200 }, ...paging, extend: extendParam }),
+      required: ['q'],
+    },
     handler: async (ctx) => {
       const q = ctx.state.query!;
       const { clause, strategy } = searchClause(q.q as string);
@@ -139,11 +179,23 @@ export const productRoutes = defineRoutes([
         extend: { type: 'array', items: { type: 'string', enum: EXTENDS } },
       },
     },
-    responses: { 200: { description: '`{products, total, page, limit}`' }, 400: { description: 'bad-request/ambiguous-param when both filters and query are sent' } },
+    responses: {
+      200: { description: '`{products, total, page, limit}`' },
+      400: { description: 'bad-request/ambiguous-param when both filters and query are sent' },
+    },
     handler: async (ctx) => {
-      const body = ctx.request.body as { filters?: Omit<ProductFilters, 'q'>; query?: string; page: number; limit: number; sort: string; extend?: Extend[] };
+      const body = ctx.request.body as {
+        filters?: Omit<ProductFilters, 'q'>;
+        query?: string;
+        page: number;
+        limit: number;
+        sort: string;
+        extend?: Extend[];
+      };
       if (body.filters && body.query !== undefined) {
-        throw new AppError(400, 'bad-request/ambiguous-param', 'Send either filters or query, not both', { field: 'query' });
+        throw new AppError(400, 'bad-request/ambiguous-param', 'Send either filters or query, not both', {
+          field: 'query',
+        });
       }
       const f: ProductFilters = body.query !== undefined ? { q: body.query } : { ...(body.filters ?? {}) };
       const { filter } = buildFilter(f);
@@ -163,7 +215,12 @@ export const productRoutes = defineRoutes([
     responses: { 200: { description: '`{exists, kind: product|variant|null}`' } },
     handler: async (ctx) => {
       const owner = await catalog(ctx).skuOwner(ctx.params.sku);
-      ctx.body = { sku: ctx.params.sku.toUpperCase(), exists: Boolean(owner), kind: owner?.kind ?? null, productId: owner?.productId ?? null };
+      ctx.body = {
+        sku: ctx.params.sku.toUpperCase(),
+        exists: Boolean(owner),
+        kind: owner?.kind ?? null,
+        productId: owner?.productId ?? null,
+      };
     },
   },
   {
@@ -174,7 +231,9 @@ export const productRoutes = defineRoutes([
     auth: read,
     handler: async (ctx) => {
       const sku = ctx.params.sku.toUpperCase();
-      const doc = await tenantOf(ctx).tenantDb.collection(products).findOne({ 'variants.sku': sku } as never);
+      const doc = await tenantOf(ctx)
+        .tenantDb.collection(products)
+        .findOne({ 'variants.sku': sku } as never);
       if (!doc) throw new AppError(404, 'not-found', `No variant with SKU ${sku}`);
       ctx.body = presentProduct(doc);
     },
@@ -185,33 +244,63 @@ export const productRoutes = defineRoutes([
     summary: 'List products (a flat array) with filters, paging, sort and extend',
     tags: ['products'],
     auth: read,
-    query: queryObject({ ...filterQuery, ...paging, extend: extendParam, availableAt: { type: 'string', minLength: 1, description: 'a location id: only products with stock there, answered as `{data, meta{page, limit, total}}`' } }),
-    responses: { 200: { description: 'a flat array of list items; with availableAt, `{data, meta: {page, limit, total}}`' }, 404: { description: 'not-found: availableAt names no location of the tenant' } },
+    query: queryObject({
+      ...filterQuery,
+      ...paging,
+      extend: extendParam,
+      availableAt: {
+        type: 'string',
+        minLength: 1,
+        description: 'a location id: only products with stock there, answered as `{data, meta{page, limit, total}}`',
+      },
+    }),
+    responses: {
+      200: { description: 'a flat array of list items; with availableAt, `{data, meta: {page, limit, total}}`' },
+      404: { description: 'not-found: availableAt names no location of the tenant' },
+    },
     handler: async (ctx) => {
       const q = ctx.state.query!;
-      const args = [filtersFrom(q), q.page as number, q.limit as number, q.sort as string, extendsFrom(q.extend)] as const;
+      const args = [
+        filtersFrom(q),
+        q.page as number,
+        q.limit as number,
+        q.sort as string,
+        extendsFrom(q.extend),
+      ] as const;
       if (typeof q.availableAt !== 'string') {
         ctx.body = await list(ctx, ...args);
         return;
       }
       const { tenantDb } = tenantOf(ctx);
-      if (!(await new Locations(tenantDb).get(q.availableAt))) throw new AppError(404, 'not-found', `No location ${q.availableAt}`, { field: 'availableAt' });
+      if (!(await new Locations(tenantDb).get(q.availableAt)))
+        throw new AppError(404, 'not-found', `No location ${q.availableAt}`, { field: 'availableAt' });
       const ids = await productIdsAvailableAt(tenantDb, q.availableAt, (sku) => catalog(ctx).skuOwner(sku));
       const { filter } = buildFilter(args[0]);
-      const total = ids.length ? await tenantDb.collection(products).countDocuments({ $and: [filter, { _id: { $in: ids.map((id) => new ObjectId(id)) } }] }) : 0;
-      ctx.body = { data: ids.length ? await list(ctx, ...args, ids) : [], meta: { page: args[1], limit: args[2], total } };
+      const total = ids.length
+        ? await tenantDb
+            .collection(products)
+            .countDocuments({ $and: [filter, { _id: { $in: ids.map((id) => new ObjectId(id)) } }] })
+        : 0;
+      ctx.body = {
+        data: ids.length ? await list(ctx, ...args, ids) : [],
+        meta: { page: args[1], limit: args[2], total },
+      };
     },
   },
   {
     method: 'post',
     path: '/products',
     summary: 'Create a product',
-    description: 'SKUs are stored upper-case and are unique across the tenant\'s products and variants (409 duplicate-sku).',
+    description:
+      "SKUs are stored upper-case and are unique across the tenant's products and variants (409 duplicate-sku).",
     tags: ['products'],
     auth: { scopes: ['products:create'] },
     body: productInputSchema,
     bodyValidation: 'handler',
-    responses: { 201: { description: 'the product' }, 409: { description: 'duplicate-sku, naming the SKU and whether a product or a variant holds it' } },
+    responses: {
+      201: { description: 'the product' },
+      409: { description: 'duplicate-sku, naming the SKU and whether a product or a variant holds it' },
+    },
     handler: async (ctx) => {
       const doc = await catalog(ctx).create(ctx.request.body);
       ctx.status = 201;
@@ -232,7 +321,8 @@ export const productRoutes = defineRoutes([
       const item = presentProduct(doc);
       const extend = extendsFrom(ctx.state.query!.extend);
       // extend=inventory (or all) adds the ledger's stock: inventory {total, byLocation} and variants[].stock
-      if (extend.has('inventory') || extend.has('all')) await addStock(tenantOf(ctx).tenantDb, [doc], [item], { inventory: true });
+      if (extend.has('inventory') || extend.has('all'))
+        await addStock(tenantOf(ctx).tenantDb, [doc], [item], { inventory: true });
       ctx.body = item;
     },
   },
@@ -264,7 +354,11 @@ export const productRoutes = defineRoutes([
 async function distinctWithCounts(ctx: AppContext, field: 'brand' | 'productKind') {
   const rows = await tenantOf(ctx)
     .tenantDb.collection(products)
-    .aggregate<{ _id: string; count: number }>([{ $match: { [field]: { $exists: true, $ne: '' } } }, { $group: { _id: `$${field}`, count: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+    .aggregate<{ _id: string; count: number }>([
+      { $match: { [field]: { $exists: true, $ne: '' } } },
+      { $group: { _id: `$${field}`, count: { $sum: 1 } } },
+      { $sort: { _id: 1 } },
+    ])
     .toArray();
   return rows.map((r) => ({ [field === 'brand' ? 'brand' : 'kind']: r._id, count: r.count }));
 }

@@ -26,7 +26,9 @@ function pageOf(q: Record<string, unknown>, onBad: (field: string) => never): { 
 async function productsWithStock(tenantDb: TenantDb, locationId: string, page: number, limit: number) {
   const col = tenantDb.collection(products);
   const [docs, total] = await Promise.all([
-    col.find({}, { sort: { createdAt: -1, _id: -1 }, skip: (page - 1) * limit, limit }).toArray() as Promise<ProductDoc[]>,
+    col.find({}, { sort: { createdAt: -1, _id: -1 }, skip: (page - 1) * limit, limit }).toArray() as Promise<
+      ProductDoc[]
+    >,
     col.countDocuments({}),
   ]);
   const stock = await stockOf(tenantDb, docs.flatMap(skusOfProduct), locationId);
@@ -38,11 +40,17 @@ export const productStockRoutes = defineRoutes([
   {
     method: 'get',
     path: '/products/inventory',
-    summary: 'Products with their stock at one location (`locationId` required): list items plus `stock` and `variants[{id, sku, stock}]`',
-    description: "Without locationId: 400 with the plain body `{error: 'Missing required query parameter: locationId'}` (no code), as the spec gives it.",
+    summary:
+      'Products with their stock at one location (`locationId` required): list items plus `stock` and `variants[{id, sku, stock}]`',
+    description:
+      "Without locationId: 400 with the plain body `{error: 'Missing required query parameter: locationId'}` (no code), as the spec gives it.",
     tags: ['products', 'inventory'],
     auth: read,
-    responses: { 200: { description: 'a flat array' }, 400: { description: "`{error: 'Missing required query parameter: locationId'}`" }, 404: { description: 'not-found: no such location' } },
+    responses: {
+      200: { description: 'a flat array' },
+      400: { description: "`{error: 'Missing required query parameter: locationId'}`" },
+      404: { description: 'not-found: no such location' },
+    },
     handler: async (ctx: AppContext) => {
       const q = ctx.query as Record<string, unknown>;
       if (typeof q.locationId !== 'string' || !q.locationId) {
@@ -51,7 +59,8 @@ export const productStockRoutes = defineRoutes([
         return;
       }
       const { tenantDb } = tenantOf(ctx);
-      if (!(await new Locations(tenantDb).get(q.locationId))) throw new AppError(404, 'not-found', `No location ${q.locationId}`, { field: 'locationId' });
+      if (!(await new Locations(tenantDb).get(q.locationId)))
+        throw new AppError(404, 'not-found', `No location ${q.locationId}`, { field: 'locationId' });
       const { page, limit } = pageOf(q, (field) => {
         throw new AppError(400, 'validation-error', `${field} must be a whole number (limit at most 200)`, { field });
       });
@@ -67,17 +76,22 @@ export const productStockRoutes = defineRoutes([
   {
     method: 'get',
     path: '/products/inventory-view',
-    summary: 'A reduced view of products with stock at a location: `{products[{id, sku, title, status, price, stock, variants[{sku, stock}]}], total}`',
+    summary:
+      'A reduced view of products with stock at a location: `{products[{id, sku, title, status, price, stock, variants[{sku, stock}]}], total}`',
     tags: ['products', 'inventory'],
     auth: read,
     responses: {
       200: { description: '`{products, total}`' },
-      400: { description: 'bad-request/missing-param (no locationId), bad-request/invalid-param (bad page/limit, unknown location)' },
+      400: {
+        description:
+          'bad-request/missing-param (no locationId), bad-request/invalid-param (bad page/limit, unknown location)',
+      },
       500: { description: 'inventory-view/error' },
     },
     handler: async (ctx: AppContext) => {
       const q = ctx.query as Record<string, unknown>;
-      if (typeof q.locationId !== 'string' || !q.locationId) throw new AppError(400, 'bad-request/missing-param', 'locationId is required', { parameter: 'locationId' });
+      if (typeof q.locationId !== 'string' || !q.locationId)
+        throw new AppError(400, 'bad-request/missing-param', 'locationId is required', { parameter: 'locationId' });
       const bad = (field: string): never => {
         throw new AppError(400, 'bad-request/invalid-param', `${field} is not valid`, { parameter: field });
       };

@@ -19,7 +19,10 @@ const tokenPair = {
 };
 
 function ttl(ctx: AppContext) {
-  return { accessSeconds: ctx.deps.config.accessTokenTtlSeconds, refreshSeconds: ctx.deps.config.refreshTokenTtlSeconds };
+  return {
+    accessSeconds: ctx.deps.config.accessTokenTtlSeconds,
+    refreshSeconds: ctx.deps.config.refreshTokenTtlSeconds,
+  };
 }
 
 export const systemRoutes = defineRoutes([
@@ -29,7 +32,10 @@ export const systemRoutes = defineRoutes([
     summary: 'Health of the API and each dependency (MongoDB, Temporal, a polling worker, object store)',
     tags: ['system'],
     auth: 'public',
-    responses: { 200: { description: 'all dependencies answer' }, 503: { description: 'at least one dependency is down' } },
+    responses: {
+      200: { description: 'all dependencies answer' },
+      503: { description: 'at least one dependency is down' },
+    },
     handler: async (ctx) => {
       const { ok, body } = await checkHealth(ctx.deps);
       ctx.status = ok ? 200 : 503;
@@ -50,13 +56,15 @@ export const systemRoutes = defineRoutes([
     method: 'post',
     path: '/auth/token',
     summary: 'Exchange an API key (as the Bearer credential) for a short-lived access token and a refresh token',
-    description: 'The access token carries the key\'s tenant and scopes and is accepted as a Bearer credential on every route. Only an API key can be exchanged here; renew with /auth/refresh.',
+    description:
+      "The access token carries the key's tenant and scopes and is accepted as a Bearer credential on every route. Only an API key can be exchanged here; renew with /auth/refresh.",
     tags: ['auth'],
     auth: { scopes: [] },
     responses: { 200: { description: 'token pair', schema: tokenPair } },
     handler: async (ctx) => {
       const { principal } = tenantOf(ctx);
-      if (principal.via !== 'key') throw errors.invalidToken('POST /auth/token takes an API key; renew an access token with POST /auth/refresh');
+      if (principal.via !== 'key')
+        throw errors.invalidToken('POST /auth/token takes an API key; renew an access token with POST /auth/refresh');
       ctx.body = await ctx.deps.tenancy.issueTokens(principal, ttl(ctx));
     },
   },
@@ -68,7 +76,11 @@ export const systemRoutes = defineRoutes([
     tags: ['auth'],
     auth: 'refresh-token',
     bodyRequired: false,
-    body: { type: 'object', properties: { refreshToken: { type: 'string', minLength: 1 } }, additionalProperties: false },
+    body: {
+      type: 'object',
+      properties: { refreshToken: { type: 'string', minLength: 1 } },
+      additionalProperties: false,
+    },
     responses: { 200: { description: 'token pair', schema: tokenPair } },
     handler: async (ctx) => {
       const body = ctx.request.body as { refreshToken?: string };

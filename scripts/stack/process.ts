@@ -13,11 +13,20 @@ export interface Proc {
   exited: Promise<number | null>;
 }
 
-export function startProcess(name: string, command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; logDir: string }): Proc {
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; logDir: string },
+): Proc {
   mkdirSync(opts.logDir, { recursive: true });
   const logFile = join(opts.logDir, `${name}.log`);
   const out = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.pipe(out);
   child.stderr?.pipe(out);
   const exited = new Promise<number | null>((resolve) => {
@@ -41,7 +50,11 @@ export function startProcess(name: string, command: string, args: string[], opts
  * One of our TypeScript entry points as a plain node process (tsx as a loader, not as a wrapper
  * process), so that its pid is the process doing the work and signals reach it directly.
  */
-export function startNodeProcess(name: string, entry: string, opts: { env?: NodeJS.ProcessEnv; cwd?: string; logDir: string; nodeFlags?: string[] }): Proc {
+export function startNodeProcess(
+  name: string,
+  entry: string,
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; logDir: string; nodeFlags?: string[] },
+): Proc {
   return startProcess(name, process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', entry], opts);
 }
 
@@ -87,7 +100,11 @@ export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
  * Polls `check` until it returns true; fails early with the process's log tail when the process
  * exits, and after `timeoutMs` otherwise.
  */
-export async function waitFor(what: string, check: () => Promise<boolean>, opts: { timeoutMs?: number; proc?: Proc } = {}): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  opts: { timeoutMs?: number; proc?: Proc } = {},
+): Promise<void> {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let exited = false;
   void opts.proc?.exited.then(() => (exited = true));
@@ -98,7 +115,10 @@ export async function waitFor(what: string, check: () => Promise<boolean>, opts:
     } catch {
       // not ready yet
     }
-    if (Date.now() > deadline) throw new Error(`${what} not ready after ${opts.timeoutMs ?? 60_000} ms${opts.proc ? `; see ${opts.proc.logFile}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what} not ready after ${opts.timeoutMs ?? 60_000} ms${opts.proc ? `; see ${opts.proc.logFile}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }

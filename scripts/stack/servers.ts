@@ -1,6 +1,16 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -50,7 +60,9 @@ function filesUnder(dir: string): string[] {
 /** Our FerretDB main changes with our code, so its cache key carries a hash of the module's files and overlay. */
 function moduleHash(dir: string): string {
   const hash = createHash('sha256');
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum').sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum')
+    .sort()) {
     hash.update(name).update(readFileSync(join(dir, name)));
   }
   for (const name of filesUnder(join(dir, OVERLAY))) hash.update(name).update(readFileSync(join(dir, OVERLAY, name)));
@@ -64,7 +76,9 @@ function moduleHash(dir: string): string {
  */
 function patchedModFile(go: string, server: ServerBuild, scratch: string): string {
   const dir = server.dir ?? ROOT;
-  const info = JSON.parse(execFileSync(go, ['mod', 'download', '-json', server.patchModule!], { cwd: dir, encoding: 'utf8' }));
+  const info = JSON.parse(
+    execFileSync(go, ['mod', 'download', '-json', server.patchModule!], { cwd: dir, encoding: 'utf8' }),
+  );
   if (!info.Dir) throw new Error(`go mod download ${server.patchModule} gave no directory: ${JSON.stringify(info)}`);
   const copy = join(scratch, 'patched-module');
   cpSync(info.Dir, copy, { recursive: true });
@@ -81,7 +95,12 @@ function patchedModFile(go: string, server: ServerBuild, scratch: string): strin
 }
 
 export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
-  temporal: { name: 'temporal', version: 'v1.5.1', binary: 'temporal', target: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' },
+  temporal: {
+    name: 'temporal',
+    version: 'v1.5.1',
+    binary: 'temporal',
+    target: 'github.com/temporalio/cli/cmd/temporal@v1.5.1',
+  },
   ferretdb: {
     name: 'ferretdb',
     version: `v1.24.2-${moduleHash(FERRETDB_MODULE)}`,
@@ -118,7 +137,11 @@ function findGo(candidates: string[]): string | null {
 }
 
 /** Builds the server if its binary is missing; returns the binary's path. */
-export function ensureServerBuilt(server: ServerBuild, log: (line: string) => void = console.log, goCandidates = GO_CANDIDATES): string {
+export function ensureServerBuilt(
+  server: ServerBuild,
+  log: (line: string) => void = console.log,
+  goCandidates = GO_CANDIDATES,
+): string {
   const target = binaryPath(server);
   if (existsSync(target)) return target;
   const go = findGo(goCandidates);

@@ -75,7 +75,9 @@ function secretsFor(dataDir: string): Secrets {
     secretsKey: randomBytes(32).toString('base64url'),
   };
   // a data directory from before a secret existed keeps what it has and gains the new one
-  const secrets: Secrets = existsSync(file) ? { ...made, ...(JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>) } : made;
+  const secrets: Secrets = existsSync(file)
+    ? { ...made, ...(JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>) }
+    : made;
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
 }
@@ -124,23 +126,28 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     } else {
       const dir = join(dataDir, 'ferretdb');
       mkdirSync(dir, { recursive: true });
-      const proc = startProcess('ferretdb', ensureServerBuilt(SERVERS.ferretdb, log), [
-        `--listen-addr=127.0.0.1:${ports.mongodb}`,
-        `--sqlite-url=file:${dir}/`,
-        '--log-level=error',
-      ], { logDir });
+      const proc = startProcess(
+        'ferretdb',
+        ensureServerBuilt(SERVERS.ferretdb, log),
+        [`--listen-addr=127.0.0.1:${ports.mongodb}`, `--sqlite-url=file:${dir}/`, '--log-level=error'],
+        { logDir },
+      );
       procs.push(proc);
       env.MONGODB_URI = `mongodb://127.0.0.1:${ports.mongodb}/`;
       starts.push(
-        waitFor('FerretDB', async () => {
-          const client = new MongoClient(env.MONGODB_URI, { serverSelectionTimeoutMS: 500 });
-          try {
-            await client.db('admin').command({ ping: 1 });
-            return true;
-          } finally {
-            await client.close();
-          }
-        }, { proc }),
+        waitFor(
+          'FerretDB',
+          async () => {
+            const client = new MongoClient(env.MONGODB_URI, { serverSelectionTimeoutMS: 500 });
+            try {
+              await client.db('admin').command({ ping: 1 });
+              return true;
+            } finally {
+              await client.close();
+            }
+          },
+          { proc },
+        ),
       );
     }
 
@@ -156,7 +163,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const proc = startProcess(
         'minio',
         ensureServerBuilt(SERVERS.minio, log),
-        ['server', dir, '--address', `127.0.0.1:${ports.s3}`, '--console-address', `127.0.0.1:${ports.s3Console}`, '--quiet'],
+        [
+          'server',
+          dir,
+          '--address',
+          `127.0.0.1:${ports.s3}`,
+          '--console-address',
+          `127.0.0.1:${ports.s3Console}`,
+          '--quiet',
+        ],
         {
           logDir,
           env: {
@@ -204,17 +219,28 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         'temporal',
         ensureServerBuilt(SERVERS.temporal, log),
         [
-          'server', 'start-dev',
-          '--ip', '127.0.0.1',
-          '--port', String(ports.temporal),
-          '--ui-port', String(ports.temporalUi),
-          '--http-port', String(ports.temporalHttp),
-          '--metrics-port', String(ports.temporalMetrics),
-          '--db-filename', join(dataDir, 'temporal.db'),
-          '--namespace', env.TEMPORAL_NAMESPACE,
-          '--search-attribute', 'TenantId=Keyword',
-          '--search-attribute', 'JobType=Keyword',
-          '--log-level', 'warn',
+          'server',
+          'start-dev',
+          '--ip',
+          '127.0.0.1',
+          '--port',
+          String(ports.temporal),
+          '--ui-port',
+          String(ports.temporalUi),
+          '--http-port',
+          String(ports.temporalHttp),
+          '--metrics-port',
+          String(ports.temporalMetrics),
+          '--db-filename',
+          join(dataDir, 'temporal.db'),
+          '--namespace',
+          env.TEMPORAL_NAMESPACE,
+          '--search-attribute',
+          'TenantId=Keyword',
+          '--search-attribute',
+          'JobType=Keyword',
+          '--log-level',
+          'warn',
           '--disable-config-file',
           '--disable-config-env',
         ],
@@ -224,22 +250,32 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       env.TEMPORAL_ADDRESS = `127.0.0.1:${ports.temporal}`;
       temporalUiUrl = `http://127.0.0.1:${ports.temporalUi}`;
       starts.push(
-        waitFor('Temporal', async () => {
-          const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 1000 });
-          try {
-            await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
-            return true;
-          } finally {
-            await connection.close();
-          }
-        }, { proc }),
+        waitFor(
+          'Temporal',
+          async () => {
+            const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 1000 });
+            try {
+              await connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
+              return true;
+            } finally {
+              await connection.close();
+            }
+          },
+          { proc },
+        ),
       );
     }
 
     await Promise.all(starts);
 
     const childEnv = { ...process.env, ...env };
-    const startWorker = () => startNodeProcess('worker', join(ROOT, 'worker', 'main.ts'), { logDir, env: childEnv, cwd: ROOT, nodeFlags: WORKER_NODE_FLAGS });
+    const startWorker = () =>
+      startNodeProcess('worker', join(ROOT, 'worker', 'main.ts'), {
+        logDir,
+        env: childEnv,
+        cwd: ROOT,
+        nodeFlags: WORKER_NODE_FLAGS,
+      });
     const startApi = async () => {
       const p = startNodeProcess('api', join(ROOT, 'api', 'server.ts'), { logDir, env: childEnv, cwd: ROOT });
       await waitFor('API', () => httpOk(`http://127.0.0.1:${ports.api}/health`), { proc: p, timeoutMs: 90_000 });

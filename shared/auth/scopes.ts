@@ -38,7 +38,10 @@ export function isScope(value: string): value is Scope {
 
 /** Parses a comma-separated list; `all` stands for every scope. Unknown names are an error. */
 export function parseScopes(list: string): Scope[] {
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.includes('all')) return [...SCOPES];
   const unknown = names.filter((n) => !isScope(n));
   if (unknown.length) throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}`);

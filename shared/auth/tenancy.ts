@@ -113,7 +113,11 @@ export class Tenancy {
     const suspended = status !== 'active';
     const flagKeys = (value: boolean) => this.keys.updateMany({ tenantId }, { $set: { tenantSuspended: value } });
     if (suspended) await flagKeys(true);
-    const tenant = await this.tenants.findOneAndUpdate({ _id: tenantId }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
+    const tenant = await this.tenants.findOneAndUpdate(
+      { _id: tenantId },
+      { $set: { status, updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
     if (!tenant) return null;
     await flagKeys(suspended);
     // a suspension running meanwhile may have flagged the keys before this resumption cleared them
@@ -144,7 +148,8 @@ export class Tenancy {
     // had not reached the tenant yet and flags the keys again afterwards, this one included.
     const current = await this.getTenant(tenantId);
     const suspended = current?.status !== 'active';
-    if (suspended !== record.tenantSuspended) await this.keys.updateOne({ _id: record._id }, { $set: { tenantSuspended: suspended } });
+    if (suspended !== record.tenantSuspended)
+      await this.keys.updateOne({ _id: record._id }, { $set: { tenantSuspended: suspended } });
     return { ...publicKey(record), key };
   }
 
@@ -172,11 +177,15 @@ export class Tenancy {
     const generation = this.cache?.generation ?? 0;
     const result = await this.lookUp(credential, hash);
     // shared by every request that presents this credential from now on: frozen
-    if (typeof result !== 'string') this.cache?.set(generation, hash, Object.freeze(result.principal), result.expiresAt);
+    if (typeof result !== 'string')
+      this.cache?.set(generation, hash, Object.freeze(result.principal), result.expiresAt);
     return typeof result === 'string' ? result : result.principal;
   }
 
-  private async lookUp(credential: string, hash: string): Promise<{ principal: Principal; expiresAt?: Date } | AuthFailure> {
+  private async lookUp(
+    credential: string,
+    hash: string,
+  ): Promise<{ principal: Principal; expiresAt?: Date } | AuthFailure> {
     // primary reads: what a revocation wrote before it returned must be seen (auth-cache.ts)
     const fresh = { readPreference: 'primary' } as const;
     let key: ApiKeyRecord | null = null;
@@ -212,8 +221,18 @@ export class Tenancy {
     const refreshToken = newSecret(REFRESH_PREFIX);
     const base = { tenantId: p.tenantId, keyId: p.keyId, scopes: [...p.scopes], createdAt: now };
     await this.tokens.insertMany([
-      { ...base, _id: hashSecret(accessToken), kind: 'access', expiresAt: new Date(now.getTime() + ttl.accessSeconds * 1000) },
-      { ...base, _id: hashSecret(refreshToken), kind: 'refresh', expiresAt: new Date(now.getTime() + ttl.refreshSeconds * 1000) },
+      {
+        ...base,
+        _id: hashSecret(accessToken),
+        kind: 'access',
+        expiresAt: new Date(now.getTime() + ttl.accessSeconds * 1000),
+      },
+      {
+        ...base,
+        _id: hashSecret(refreshToken),
+        kind: 'refresh',
+        expiresAt: new Date(now.getTime() + ttl.refreshSeconds * 1000),
+      },
     ]);
     return {
       tokenType: 'Bearer' as const,
@@ -239,7 +258,10 @@ export class Tenancy {
     const tenant = await this.getTenant(token.tenantId);
     if (!tenant) return 'invalid' as const;
     if (tenant.status !== 'active') return 'suspended' as const;
-    return this.issueTokens({ tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes), via: 'token' }, ttl);
+    return this.issueTokens(
+      { tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes), via: 'token' },
+      ttl,
+    );
   }
 
   /** Removes expired tokens; run periodically by the API process. */

@@ -64,7 +64,14 @@ export class BulkOperations {
     return this.tenantDb.collection(bulkOperationItems);
   }
 
-  async start(op: { type: BulkOperation['type']; operationName?: string | null; actor: string; source?: Record<string, unknown>; rollbackOf?: string; id?: string }): Promise<string> {
+  async start(op: {
+    type: BulkOperation['type'];
+    operationName?: string | null;
+    actor: string;
+    source?: Record<string, unknown>;
+    rollbackOf?: string;
+    id?: string;
+  }): Promise<string> {
     const id = op.id ?? newId('bop');
     await this.ops.updateOne(
       { _id: id },
@@ -99,13 +106,21 @@ export class BulkOperations {
   }
 
   /** Records many items at once; items a retried batch recorded before keep their first before-image. */
-  async recordMany(operationId: string, items: Omit<BulkOperationItem, '_id' | 'tenantId' | 'operationId'>[]): Promise<void> {
+  async recordMany(
+    operationId: string,
+    items: Omit<BulkOperationItem, '_id' | 'tenantId' | 'operationId'>[],
+  ): Promise<void> {
     if (!items.length) return;
-    await this.items.insertMany(items.map((item) => ({ _id: `${operationId}:${item.productId}`, operationId, ...item })), { ordered: false }).catch(async (err) => {
-      const again = duplicateKeyIndexes(err);
-      if (!again) throw err;
-      for (const i of again) await this.record(operationId, items[i]);
-    });
+    await this.items
+      .insertMany(
+        items.map((item) => ({ _id: `${operationId}:${item.productId}`, operationId, ...item })),
+        { ordered: false },
+      )
+      .catch(async (err) => {
+        const again = duplicateKeyIndexes(err);
+        if (!again) throw err;
+        for (const i of again) await this.record(operationId, items[i]);
+      });
   }
 
   /** Forgets an item recorded ahead of a write that then did not happen. */
@@ -114,7 +129,10 @@ export class BulkOperations {
   }
 
   async finish(operationId: string, status: BulkOperation['status'], counts: BulkOperation['counts']): Promise<void> {
-    await this.ops.updateOne({ _id: operationId, status: 'processing' }, { $set: { status, counts, finishedAt: new Date() } });
+    await this.ops.updateOne(
+      { _id: operationId, status: 'processing' },
+      { $set: { status, counts, finishedAt: new Date() } },
+    );
   }
 
   get(id: string): Promise<BulkOperation | null> {
@@ -124,7 +142,9 @@ export class BulkOperations {
   async list(q: { type?: string; page: number; limit: number }) {
     const filter = q.type ? { type: q.type as BulkOperation['type'] } : {};
     const [rows, total] = await Promise.all([
-      this.ops.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.ops
+        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
+        .toArray(),
       this.ops.countDocuments(filter),
     ]);
     return { rows, total };
@@ -138,15 +158,23 @@ export class BulkOperations {
    * Whether the operation can still be undone, and if not, the SKUs that block it: an item is
    * blocked when its product's version is no longer the one the operation left.
    */
-  async rollbackCheck(op: BulkOperation): Promise<{ canRollback: boolean; reason: string | null; blockedSkus: string[] }> {
-    if (op.type === 'rollback') return { canRollback: false, reason: 'a rollback is not itself reversible', blockedSkus: [] };
-    if (op.status === 'rolled_back') return { canRollback: false, reason: `already rolled back by ${op.rolledBackBy}`, blockedSkus: [] };
-    if (op.status !== 'completed') return { canRollback: false, reason: `the operation is ${op.status}`, blockedSkus: [] };
+  async rollbackCheck(
+    op: BulkOperation,
+  ): Promise<{ canRollback: boolean; reason: string | null; blockedSkus: string[] }> {
+    if (op.type === 'rollback')
+      return { canRollback: false, reason: 'a rollback is not itself reversible', blockedSkus: [] };
+    if (op.status === 'rolled_back')
+      return { canRollback: false, reason: `already rolled back by ${op.rolledBackBy}`, blockedSkus: [] };
+    if (op.status !== 'completed')
+      return { canRollback: false, reason: `the operation is ${op.status}`, blockedSkus: [] };
     const items = await this.itemsOf(op._id);
     if (items.length === 0) return { canRollback: false, reason: 'the operation changed no products', blockedSkus: [] };
     const ids = items.map((i) => new ObjectId(i.productId));
     const current = new Map<string, number>();
-    for (const p of await this.tenantDb.collection(products).find({ _id: { $in: ids } }, { projection: { version: 1 } }).toArray()) {
+    for (const p of await this.tenantDb
+      .collection(products)
+      .find({ _id: { $in: ids } }, { projection: { version: 1 } })
+      .toArray()) {
       current.set(p._id.toHexString(), p.version);
     }
     const blockedSkus = items.filter((i) => current.get(i.productId) !== i.afterVersion).map((i) => i.sku);
@@ -156,7 +184,10 @@ export class BulkOperations {
   }
 
   async markRolledBack(operationId: string, rollbackId: string): Promise<boolean> {
-    const res = await this.ops.updateOne({ _id: operationId, status: 'completed' }, { $set: { status: 'rolled_back', rolledBackBy: rollbackId } });
+    const res = await this.ops.updateOne(
+      { _id: operationId, status: 'completed' },
+      { $set: { status: 'rolled_back', rolledBackBy: rollbackId } },
+    );
     return res.modifiedCount === 1;
   }
 }

@@ -16,8 +16,20 @@ export interface ChannelType {
 }
 
 export const CHANNEL_TYPES: ChannelType[] = [
-  { id: 'mercadolibre', label: 'Mercado Libre', aliases: ['mercado-libre', 'meli'], bindable: true, site: { param: 'site_id', default: 'MLM' } },
-  { id: 't1', label: 'T1 retail group', aliases: ['t1-comercios', 'claroshop'], bindable: true, site: { param: 'salesChannel', default: 'SR' } },
+  {
+    id: 'mercadolibre',
+    label: 'Mercado Libre',
+    aliases: ['mercado-libre', 'meli'],
+    bindable: true,
+    site: { param: 'site_id', default: 'MLM' },
+  },
+  {
+    id: 't1',
+    label: 'T1 retail group',
+    aliases: ['t1-comercios', 'claroshop'],
+    bindable: true,
+    site: { param: 'salesChannel', default: 'SR' },
+  },
   { id: 'amazon', label: 'Amazon', aliases: [], bindable: true, site: { param: 'marketplace_id', default: 'MX' } },
   { id: 'walmart', label: 'Walmart', aliases: [], bindable: true, site: { param: 'country', default: 'MX' } },
   { id: 'shopify', label: 'Shopify', aliases: [], bindable: true },

@@ -97,7 +97,8 @@ function canonicalType(spelling: string): string {
 function cleanSettings(s: Partial<ChannelSettings> | null | undefined): ChannelSettings {
   const out: ChannelSettings = { endpointUrl: typeof s?.endpointUrl === 'string' ? s.endpointUrl : '' };
   if (typeof s?.siteId === 'string') out.siteId = s.siteId;
-  for (const k of ['rateLimitPerSecond', 'timeoutMs', 'concurrency'] as const) if (typeof s?.[k] === 'number') out[k] = s[k];
+  for (const k of ['rateLimitPerSecond', 'timeoutMs', 'concurrency'] as const)
+    if (typeof s?.[k] === 'number') out[k] = s[k];
   return out;
 }
 

@@ -47,7 +47,9 @@ async function messageOf(res: Response): Promise<string> {
   const text = await res.text().catch(() => '');
   try {
     const body = JSON.parse(text) as { message?: unknown; error?: unknown };
-    const m = body.message ?? (typeof body.error === 'string' ? body.error : (body.error as { message?: unknown } | undefined)?.message);
+    const m =
+      body.message ??
+      (typeof body.error === 'string' ? body.error : (body.error as { message?: unknown } | undefined)?.message);
     if (typeof m === 'string' && m) return m.slice(0, 2000);
   } catch {
     // not JSON
@@ -55,20 +57,34 @@ async function messageOf(res: Response): Promise<string> {
   return (text || `HTTP ${res.status}`).slice(0, 2000);
 }
 
-export async function sendProduct(target: ConnectorTarget, sku: string, payload: unknown, idempotencyKey: string, cancelled?: AbortSignal): Promise<SendOutcome> {
+export async function sendProduct(
+  target: ConnectorTarget,
+  sku: string,
+  payload: unknown,
+  idempotencyKey: string,
+  cancelled?: AbortSignal,
+): Promise<SendOutcome> {
   const url = `${target.endpointUrl.replace(/\/+$/, '')}/products/${encodeURIComponent(sku)}`;
   const body = JSON.stringify(payload);
   for (let throttled = 0; ; throttled++) {
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': idempotencyKey, 'x-timestamp': timestamp };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'idempotency-key': idempotencyKey,
+      'x-timestamp': timestamp,
+    };
     if (target.secret) headers['x-signature'] = signature(target.secret, timestamp, body);
-    const signal = cancelled ? AbortSignal.any([cancelled, AbortSignal.timeout(target.timeoutMs)]) : AbortSignal.timeout(target.timeoutMs);
+    const signal = cancelled
+      ? AbortSignal.any([cancelled, AbortSignal.timeout(target.timeoutMs)])
+      : AbortSignal.timeout(target.timeoutMs);
     let res: Response;
     try {
       res = await fetch(url, { method: 'PUT', headers, body, signal });
     } catch (err) {
       if (cancelled?.aborted) throw err;
-      throw new RetryableChannelError(`channel unreachable or too slow (${(err as Error).name}: ${(err as Error).message})`);
+      throw new RetryableChannelError(
+        `channel unreachable or too slow (${(err as Error).name}: ${(err as Error).message})`,
+      );
     }
     if (res.status >= 200 && res.status < 300) {
       const text = await res.text().catch(() => '');
@@ -84,27 +100,43 @@ export async function sendProduct(target: ConnectorTarget, sku: string, payload:
     }
     if (res.status === 429 && throttled < MAX_THROTTLED) {
       await res.body?.cancel().catch(() => undefined);
-      await sleep(retryAfterMs(res.headers.get('retry-after')), undefined, cancelled ? { signal: cancelled } : undefined);
+      await sleep(
+        retryAfterMs(res.headers.get('retry-after')),
+        undefined,
+        cancelled ? { signal: cancelled } : undefined,
+      );
       continue;
     }
-    if (res.status === 429 || res.status >= 500) throw new RetryableChannelError(`channel answered ${res.status}: ${await messageOf(res)}`);
+    if (res.status === 429 || res.status >= 500)
+      throw new RetryableChannelError(`channel answered ${res.status}: ${await messageOf(res)}`);
     return { ok: false, status: res.status, error: await messageOf(res) };
   }
 }
 
 /** The channel's own catalog page (GET <endpointUrl>/products?page&limit&search), signed like a send. */
-export async function listChannelProducts(target: ConnectorTarget, query: { page: number; limit: number; search?: string }): Promise<{ ok: true; body: unknown } | { ok: false; kind: 'unreachable' | 'api'; message: string }> {
-  const qs = new URLSearchParams({ page: String(query.page), limit: String(query.limit), ...(query.search ? { search: query.search } : {}) });
+export async function listChannelProducts(
+  target: ConnectorTarget,
+  query: { page: number; limit: number; search?: string },
+): Promise<{ ok: true; body: unknown } | { ok: false; kind: 'unreachable' | 'api'; message: string }> {
+  const qs = new URLSearchParams({
+    page: String(query.page),
+    limit: String(query.limit),
+    ...(query.search ? { search: query.search } : {}),
+  });
   const timestamp = String(Math.floor(Date.now() / 1000));
   const headers: Record<string, string> = { accept: 'application/json', 'x-timestamp': timestamp };
   if (target.secret) headers['x-signature'] = signature(target.secret, timestamp, '');
   let res: Response;
   try {
-    res = await fetch(`${target.endpointUrl.replace(/\/+$/, '')}/products?${qs}`, { headers, signal: AbortSignal.timeout(target.timeoutMs) });
+    res = await fetch(`${target.endpointUrl.replace(/\/+$/, '')}/products?${qs}`, {
+      headers,
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
   } catch (err) {
     return { ok: false, kind: 'unreachable', message: `${(err as Error).name}: ${(err as Error).message}` };
   }
-  if (!res.ok) return { ok: false, kind: 'api', message: `the channel answered ${res.status}: ${await messageOf(res)}` };
+  if (!res.ok)
+    return { ok: false, kind: 'api', message: `the channel answered ${res.status}: ${await messageOf(res)}` };
   try {
     return { ok: true, body: await res.json() };
   } catch {

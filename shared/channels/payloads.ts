@@ -14,9 +14,16 @@ export interface PayloadOptions {
 /** What every channel gets: the product in neutral terms. */
 function basePayload(p: ProductDoc, o: PayloadOptions) {
   const variants = o.includeVariants
-    ? p.variants.map((v) => ({ sku: v.sku, title: v.title?.value ?? null, price: v.price ?? p.price, ...(o.includeInventory ? { stock: o.stock(v.sku) } : {}) }))
+    ? p.variants.map((v) => ({
+        sku: v.sku,
+        title: v.title?.value ?? null,
+        price: v.price ?? p.price,
+        ...(o.includeInventory ? { stock: o.stock(v.sku) } : {}),
+      }))
     : [];
-  const ownStock = o.includeInventory ? o.stock(p.sku) + (o.includeVariants ? 0 : p.variants.reduce((n, v) => n + o.stock(v.sku), 0)) : undefined;
+  const ownStock = o.includeInventory
+    ? o.stock(p.sku) + (o.includeVariants ? 0 : p.variants.reduce((n, v) => n + o.stock(v.sku), 0))
+    : undefined;
   return {
     sku: p.sku,
     title: p.title?.value ?? null,
@@ -39,9 +46,18 @@ type Mapper = (base: ReturnType<typeof basePayload>, o: PayloadOptions) => Recor
  * way the spec names it (with its default); the others get the neutral payload.
  */
 const MAPPERS: Record<string, Mapper> = {
-  mercadolibre: (b, o) => ({ ...b, site_id: o.siteId ?? 'MLM', listing_type_id: 'gold_special', available_quantity: b.stock ?? null }),
+  mercadolibre: (b, o) => ({
+    ...b,
+    site_id: o.siteId ?? 'MLM',
+    listing_type_id: 'gold_special',
+    available_quantity: b.stock ?? null,
+  }),
   t1: (b, o) => ({ ...b, salesChannel: o.siteId ?? 'SR' }),
-  amazon: (b, o) => ({ ...b, marketplace_id: o.siteId ?? 'MX', ...(o.targetMarketplaces?.length ? { marketplaceIds: o.targetMarketplaces } : {}) }),
+  amazon: (b, o) => ({
+    ...b,
+    marketplace_id: o.siteId ?? 'MX',
+    ...(o.targetMarketplaces?.length ? { marketplaceIds: o.targetMarketplaces } : {}),
+  }),
   walmart: (b, o) => ({ ...b, country: o.siteId ?? 'MX' }),
 };
 

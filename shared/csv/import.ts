@@ -46,7 +46,13 @@ const SERVER_FIELDS = ['_id', 'tenantId', 'createdAt', 'updatedAt', 'version'];
 
 export function checkFieldsToUpdate(fields: string[] | undefined): void {
   const unknown = (fields ?? []).filter((f) => !Object.hasOwn(productProperties, f) || f === 'sku');
-  if (unknown.length) throw new AppError(400, 'bad-request/invalid-config', `fieldsToUpdate names fields that cannot be updated: ${unknown.join(', ')}`, { field: 'fieldsToUpdate' });
+  if (unknown.length)
+    throw new AppError(
+      400,
+      'bad-request/invalid-config',
+      `fieldsToUpdate names fields that cannot be updated: ${unknown.join(', ')}`,
+      { field: 'fieldsToUpdate' },
+    );
 }
 
 /** The stored product as an input body (what a full update would send to keep it as it is). */
@@ -61,7 +67,11 @@ function asInput(doc: ProductDoc): Record<string, unknown> {
  * fieldsToUpdate) replace the stored ones; the rest stay. Variants keep their ids by SKU and
  * media by src, so a re-import does not churn ids.
  */
-function overlay(current: ProductDoc, body: Record<string, unknown>, fieldsToUpdate?: string[]): Record<string, unknown> {
+function overlay(
+  current: ProductDoc,
+  body: Record<string, unknown>,
+  fieldsToUpdate?: string[],
+): Record<string, unknown> {
   const merged = asInput(current);
   const fields = Object.keys(body).filter((k) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku');
   for (const k of fields) merged[k] = body[k];
@@ -81,7 +91,14 @@ function overlay(current: ProductDoc, body: Record<string, unknown>, fieldsToUpd
 }
 
 function comparable(doc: ProductInput | ProductDoc): Record<string, unknown> {
-  const shown = presentProduct({ ...doc, _id: { toHexString: () => '' }, createdAt: new Date(0), updatedAt: new Date(0), version: 0, tenantId: '' } as unknown as ProductDoc);
+  const shown = presentProduct({
+    ...doc,
+    _id: { toHexString: () => '' },
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+    version: 0,
+    tenantId: '',
+  } as unknown as ProductDoc);
   delete shown.id;
   delete shown.createdAt;
   delete shown.updatedAt;
@@ -108,7 +125,10 @@ const PLAN_CONCURRENCY = 16;
 export async function planImport(
   tenantDb: TenantDb,
   parsed: ParsedProduct[],
-  opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'> & { onProgress?: () => void; idOf?: (index: number) => ObjectId },
+  opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'> & {
+    onProgress?: () => void;
+    idOf?: (index: number) => ObjectId;
+  },
 ): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
   return mapLimit(parsed, PLAN_CONCURRENCY, async (p, index): Promise<Plan> => {
@@ -120,7 +140,11 @@ export async function planImport(
       const current = owner?.kind === 'product' ? await catalog.get(owner.productId) : null;
       opts.onProgress?.();
       if (owner?.kind === 'variant') {
-        return { kind: 'error', parsed: p, messages: [`SKU ${sku} is a variant of another product (${owner.productId})`] };
+        return {
+          kind: 'error',
+          parsed: p,
+          messages: [`SKU ${sku} is a variant of another product (${owner.productId})`],
+        };
       } else if (owner && !current && _id && owner.productId === _id.toHexString()) {
         return { kind: 'create', parsed: p, product: await catalog.prepare(p.body), _id }; // claimed by our earlier attempt
       } else if (owner) {
@@ -129,9 +153,15 @@ export async function planImport(
         const before = comparable(current);
         const after = comparable(product);
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));
-        return changed.length ? { kind: 'update', parsed: p, current, product, changed } : { kind: 'skip', parsed: p, reason: 'unchanged' };
+        return changed.length
+          ? { kind: 'update', parsed: p, current, product, changed }
+          : { kind: 'skip', parsed: p, reason: 'unchanged' };
       } else if (!opts.createIfNotExists) {
-        return { kind: 'skip', parsed: p, reason: `no product with SKU ${sku}; send createIfNotExists: true to create it` };
+        return {
+          kind: 'skip',
+          parsed: p,
+          reason: `no product with SKU ${sku}; send createIfNotExists: true to create it`,
+        };
       }
       return { kind: 'create', parsed: p, product: await catalog.prepare(p.body), _id };
     } catch (err) {
@@ -151,7 +181,8 @@ export function countPlans(plans: Plan[]): ImportCounts & { errors: RowError[] }
     else if (plan.kind === 'skip') counts.skipped += rows;
     else {
       counts.failed += rows;
-      for (const row of plan.parsed.rows) errors.push({ row, sku: plan.parsed.sku, message: plan.messages.join('; ') || 'invalid row' });
+      for (const row of plan.parsed.rows)
+        errors.push({ row, sku: plan.parsed.sku, message: plan.messages.join('; ') || 'invalid row' });
     }
   }
   return { ...counts, errors };
@@ -199,11 +230,21 @@ export async function applyImport(
   }
   if (!opts.skipErrorRows && counts.failed > 0) {
     // all or nothing: one bad row means no row is written
-    return { counts: { ...counts, created: 0, updated: 0, skipped: counts.totalProcessed - counts.failed }, errors, operationId: null };
+    return {
+      counts: { ...counts, created: 0, updated: 0, skipped: counts.totalProcessed - counts.failed },
+      errors,
+      operationId: null,
+    };
   }
   const writes = plans.filter((p) => p.kind === 'create' || p.kind === 'update');
   if (writes.length === 0 && !opts.operationId) return { counts, errors, operationId: null };
-  const operationId = await ops.start({ id: opts.operationId, type: 'csv-import', operationName: opts.operationName, actor: opts.actor, source: opts.source });
+  const operationId = await ops.start({
+    id: opts.operationId,
+    type: 'csv-import',
+    operationName: opts.operationName,
+    actor: opts.actor,
+    source: opts.source,
+  });
   const fail = (plan: Plan, err: unknown) => {
     const rows = plan.parsed.rows.length;
     const message = messageOf(err);
@@ -217,7 +258,16 @@ export async function applyImport(
     // creates: recorded first (so a crash in between leaves nothing a rollback cannot see), then stored together
     const creates = batch.flatMap((p) => (p.kind === 'create' ? [{ plan: p, _id: p._id ?? new ObjectId() }] : []));
     if (creates.length) {
-      await ops.recordMany(operationId, creates.map((c) => ({ productId: c._id.toHexString(), sku: c.plan.product.sku, action: 'created' as const, before: null, afterVersion: 1 })));
+      await ops.recordMany(
+        operationId,
+        creates.map((c) => ({
+          productId: c._id.toHexString(),
+          sku: c.plan.product.sku,
+          action: 'created' as const,
+          before: null,
+          afterVersion: 1,
+        })),
+      );
       const stored = await catalog.insertMany(creates.map((c) => ({ product: c.plan.product, _id: c._id })));
       for (const [j, result] of stored.entries()) {
         if (result instanceof AppError) {
@@ -231,7 +281,13 @@ export async function applyImport(
       if (plan.kind !== 'update') continue;
       try {
         const doc = await catalog.write(plan.current, plan.product);
-        await ops.record(operationId, { productId: doc._id.toHexString(), sku: doc.sku, action: 'updated', before: plan.current, afterVersion: doc.version });
+        await ops.record(operationId, {
+          productId: doc._id.toHexString(),
+          sku: doc.sku,
+          action: 'updated',
+          before: plan.current,
+          afterVersion: doc.version,
+        });
         opts.onProgress?.();
       } catch (err) {
         fail(plan, err);

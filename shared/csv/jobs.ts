@@ -11,7 +11,15 @@ export const ASYNC_LIMITS = { maxRows: 100_000, maxVariantsPerProduct: 500, chun
 export const JOB_RATE = { concurrent: 3, perHour: 60 } as const;
 
 /** The config keys an async import accepts; others are dropped (caps are the server's). */
-export const CONFIG_ALLOWLIST = ['format', 'mappings', 'fieldsToUpdate', 'skipErrorRows', 'operationName', 'createIfNotExists', 'enableSideEffects'] as const;
+export const CONFIG_ALLOWLIST = [
+  'format',
+  'mappings',
+  'fieldsToUpdate',
+  'skipErrorRows',
+  'operationName',
+  'createIfNotExists',
+  'enableSideEffects',
+] as const;
 
 export interface ImportConfig {
   format: string;
@@ -30,7 +38,12 @@ export function uploadPrefix(tenantId: string): string {
 /** An upload key must be the tenant's own (403 forbidden/invalid-s3-key otherwise). */
 export function checkUploadKey(tenantId: string, key: string): void {
   if (!key.startsWith(uploadPrefix(tenantId)) || key.includes('..') || key.includes('//')) {
-    throw new AppError(403, 'forbidden/invalid-s3-key', `s3Key must be an upload of this tenant (prefix ${uploadPrefix(tenantId)})`, { field: 's3Key' });
+    throw new AppError(
+      403,
+      'forbidden/invalid-s3-key',
+      `s3Key must be an upload of this tenant (prefix ${uploadPrefix(tenantId)})`,
+      { field: 's3Key' },
+    );
   }
 }
 
@@ -42,10 +55,17 @@ export async function checkUploadedObject(s3: S3Client, bucket: string, key: str
     size = head.ContentLength ?? 0;
   } catch (err) {
     const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    if (status === 404 || (err as { name?: string }).name === 'NotFound') throw new AppError(404, 'not-found/s3-object', `No uploaded object ${key}`, { field: 's3Key' });
+    if (status === 404 || (err as { name?: string }).name === 'NotFound')
+      throw new AppError(404, 'not-found/s3-object', `No uploaded object ${key}`, { field: 's3Key' });
     throw err;
   }
-  if (size > MAX_UPLOAD_BYTES) throw new AppError(400, 'bad-request/file-too-large', `The file is ${size} bytes; the limit is ${MAX_UPLOAD_BYTES}`, { field: 's3Key' });
+  if (size > MAX_UPLOAD_BYTES)
+    throw new AppError(
+      400,
+      'bad-request/file-too-large',
+      `The file is ${size} bytes; the limit is ${MAX_UPLOAD_BYTES}`,
+      { field: 's3Key' },
+    );
   return size;
 }
 
@@ -55,13 +75,28 @@ export async function openObject(s3: S3Client, bucket: string, key: string): Pro
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     return res.Body as Readable;
   } catch (err) {
-    if ((err as { name?: string }).name === 'NoSuchKey') throw new AppError(404, 'not-found/s3-object', `No uploaded object ${key}`, { field: 's3Key' });
+    if ((err as { name?: string }).name === 'NoSuchKey')
+      throw new AppError(404, 'not-found/s3-object', `No uploaded object ${key}`, { field: 's3Key' });
     throw err;
   }
 }
 
-export function presignDownload(s3: S3Client, bucket: string, key: string, filename: string, expiresIn = 3600): Promise<string> {
-  return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: key, ResponseContentDisposition: `attachment; filename="${filename}"` }), { expiresIn });
+export function presignDownload(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  filename: string,
+  expiresIn = 3600,
+): Promise<string> {
+  return getSignedUrl(
+    s3,
+    new GetObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      ResponseContentDisposition: `attachment; filename="${filename}"`,
+    }),
+    { expiresIn },
+  );
 }
 
 /**

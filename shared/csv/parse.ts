@@ -6,7 +6,13 @@ import { AppError } from '../errors/catalog';
 import type { CsvRecord } from './layout';
 
 /** csv-parse options for every layout: BOM stripped, CRLF or LF, ragged rows tolerated, records (not lines) counted. */
-export const PARSE_OPTIONS = { bom: true, columns: true, skip_empty_lines: true, relax_column_count: true, trim: false } as const;
+export const PARSE_OPTIONS = {
+  bom: true,
+  columns: true,
+  skip_empty_lines: true,
+  relax_column_count: true,
+  trim: false,
+} as const;
 
 /** Parses CSV text into records numbered as a spreadsheet shows them (header row 1). */
 export function parseCsvText(text: string): { columns: string[]; records: CsvRecord[] } {
@@ -46,7 +52,8 @@ export async function* csvRecords(input: Readable, header?: (columns: string[]) 
   try {
     for await (const values of parser) yield { row: row++, values: values as Record<string, string> };
   } catch (err) {
-    if ((err as { code?: string }).code?.startsWith('CSV_')) throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);
+    if ((err as { code?: string }).code?.startsWith('CSV_'))
+      throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);
     throw err;
   } finally {
     input.destroy(); // a reader that stops early releases the connection

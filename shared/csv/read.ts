@@ -36,14 +36,22 @@ export function mappedHeader(header: string[], mappings: Record<string, string> 
 }
 
 /** CSV text → the products it describes, in the given layout. */
-export function readProducts(text: string, layout: Layout, mappings?: Record<string, string>): { parsed: ParsedProduct[]; rows: number } {
+export function readProducts(
+  text: string,
+  layout: Layout,
+  mappings?: Record<string, string>,
+): { parsed: ParsedProduct[]; rows: number } {
   const { records } = parseCsvText(text);
   const parsed = layout.parse(applyMappings(records, mappings));
   return { parsed, rows: records.length };
 }
 
 /** The same, from a stream (an uploaded object), without holding the file's text. */
-export async function readProductsFrom(input: Readable, layout: Layout, mappings?: Record<string, string>): Promise<{ parsed: ParsedProduct[]; rows: number }> {
+export async function readProductsFrom(
+  input: Readable,
+  layout: Layout,
+  mappings?: Record<string, string>,
+): Promise<{ parsed: ParsedProduct[]; rows: number }> {
   const { records } = await parseCsvStream(input);
   const parsed = layout.parse(applyMappings(records, mappings));
   return { parsed, rows: records.length };

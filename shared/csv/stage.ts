@@ -53,20 +53,25 @@ export async function streamProducts(
   let keys: string[] = [];
   const cut: CsvRecord[] = [];
   let rows = 0;
-  for await (const raw of csvRecords(await open(), (header) => (keys = layout.keyColumns(mappedHeader(header, mappings))))) {
+  for await (const raw of csvRecords(
+    await open(),
+    (header) => (keys = layout.keyColumns(mappedHeader(header, mappings))),
+  )) {
     rows++;
     if (rows > limits.maxRows) continue; // only counted from here: the file will not be imported
     const record = rename ? rename(raw) : raw;
     const values: Record<string, string> = {};
     for (const k of keys) if (record.values[k] !== undefined) values[k] = record.values[k];
-    if (Object.entries(record.values).some(([k, v]) => !keys.includes(k) && typeof v === 'string' && v.trim() !== '')) values[HAS_OTHER_CELLS] = 'x';
+    if (Object.entries(record.values).some(([k, v]) => !keys.includes(k) && typeof v === 'string' && v.trim() !== ''))
+      values[HAS_OTHER_CELLS] = 'x';
     cut.push({ row: record.row, values });
   }
   if (rows > limits.maxRows) return { rows, products: 0, exceedsRowCap: true, exceedsVariantCap: false };
   const groups = layout.parse(cut).map((p) => p.rows);
   const taken = layout.givenSkus(cut);
   cut.length = 0;
-  if (groups.some((g) => g.length > limits.maxVariantsPerProduct)) return { rows, products: 0, exceedsRowCap: false, exceedsVariantCap: true };
+  if (groups.some((g) => g.length > limits.maxVariantsPerProduct))
+    return { rows, products: 0, exceedsRowCap: false, exceedsVariantCap: true };
 
   // pass 2: whole records, one product at a time
   const groupOfRow = new Int32Array(rows + 2).fill(-1);
@@ -104,7 +109,8 @@ export async function streamProducts(
       if (batch.length >= batchSize) await flush();
     }
   }
-  if (next < groups.length) throw new Error(`the object changed between reads: ${groups.length - next} products lack rows`);
+  if (next < groups.length)
+    throw new Error(`the object changed between reads: ${groups.length - next} products lack rows`);
   await flush();
   return { rows, products: handed, exceedsRowCap: false, exceedsVariantCap: false };
 }

@@ -30,4 +30,3 @@ export function defineCollection<T>(def: Omit<CollectionDef<T>, '__doc'>): Colle
   }
   return def;
 }
-

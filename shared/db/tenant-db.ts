@@ -61,7 +61,12 @@ export class TenantCollection<T extends TenantDoc> {
   async findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null> {
     const keys = Object.keys(filter).filter((k) => k !== 'tenantId');
     const id = (filter as { _id?: unknown })._id;
-    if (keys.length === 1 && keys[0] === '_id' && !options?.projection && (typeof id === 'string' || id instanceof ObjectId)) {
+    if (
+      keys.length === 1 &&
+      keys[0] === '_id' &&
+      !options?.projection &&
+      (typeof id === 'string' || id instanceof ObjectId)
+    ) {
       const doc = (await this.collection.findOne({ _id: id } as Filter<T>, options)) as WithId<T> | null;
       return doc && (doc as TenantDoc).tenantId === this.tenantId ? doc : null;
     }
@@ -85,7 +90,10 @@ export class TenantCollection<T extends TenantDoc> {
   }
 
   insertMany(docs: NewDoc<T>[], options?: BulkWriteOptions) {
-    return this.collection.insertMany(docs.map((d) => this.stamp(d)) as unknown as Parameters<Collection<T>['insertMany']>[0], options);
+    return this.collection.insertMany(
+      docs.map((d) => this.stamp(d)) as unknown as Parameters<Collection<T>['insertMany']>[0],
+      options,
+    );
   }
 
   updateOne(filter: Filter<T>, update: UpdateFilter<T>, options?: UpdateOptions) {
@@ -126,8 +134,15 @@ export class TenantCollection<T extends TenantDoc> {
     return this.collection.updateMany(this.scope(filter), this.guardUpdate(update), options);
   }
 
-  findOneAndUpdate(filter: Filter<T>, update: UpdateFilter<T>, options: FindOneAndUpdateOptions = {}): Promise<WithId<T> | null> {
-    return this.collection.findOneAndUpdate(this.scope(filter), this.guardUpdate(update), { ...options, includeResultMetadata: false });
+  findOneAndUpdate(
+    filter: Filter<T>,
+    update: UpdateFilter<T>,
+    options: FindOneAndUpdateOptions = {},
+  ): Promise<WithId<T> | null> {
+    return this.collection.findOneAndUpdate(this.scope(filter), this.guardUpdate(update), {
+      ...options,
+      includeResultMetadata: false,
+    });
   }
 
   findOneAndDelete(filter: Filter<T>, options: FindOneAndDeleteOptions = {}): Promise<WithId<T> | null> {
@@ -148,16 +163,31 @@ export class TenantCollection<T extends TenantDoc> {
   }
 
   bulkWrite(operations: AnyBulkWriteOperation<T>[], options?: BulkWriteOptions) {
-    return this.collection.bulkWrite(operations.map((op) => this.scopeOperation(op)), options);
+    return this.collection.bulkWrite(
+      operations.map((op) => this.scopeOperation(op)),
+      options,
+    );
   }
 
   private scopeOperation(op: AnyBulkWriteOperation<T>): AnyBulkWriteOperation<T> {
     if ('insertOne' in op) return { insertOne: { document: this.stamp(op.insertOne.document as NewDoc<T>) as never } };
     if ('updateOne' in op) {
-      return { updateOne: { ...op.updateOne, filter: this.scope(op.updateOne.filter), update: this.guardUpdate(op.updateOne.update as UpdateFilter<T>) } };
+      return {
+        updateOne: {
+          ...op.updateOne,
+          filter: this.scope(op.updateOne.filter),
+          update: this.guardUpdate(op.updateOne.update as UpdateFilter<T>),
+        },
+      };
     }
     if ('updateMany' in op) {
-      return { updateMany: { ...op.updateMany, filter: this.scope(op.updateMany.filter), update: this.guardUpdate(op.updateMany.update as UpdateFilter<T>) } };
+      return {
+        updateMany: {
+          ...op.updateMany,
+          filter: this.scope(op.updateMany.filter),
+          update: this.guardUpdate(op.updateMany.update as UpdateFilter<T>),
+        },
+      };
     }
     if ('replaceOne' in op) {
       return {

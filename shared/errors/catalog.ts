@@ -33,12 +33,16 @@ export class AppError extends Error {
   }
 
   codeFor(area: Area): string {
-    return typeof this.code === 'string' ? this.code : this.code[area] ?? this.code.default;
+    return typeof this.code === 'string' ? this.code : (this.code[area] ?? this.code.default);
   }
 }
 
 const codes = {
-  invalidToken: { default: 'auth:invalid_token', inventory: 'bad-request/missing-tenant', locations: 'bad-request/missing-tenant' },
+  invalidToken: {
+    default: 'auth:invalid_token',
+    inventory: 'bad-request/missing-tenant',
+    locations: 'bad-request/missing-tenant',
+  },
   permissionDenied: { default: 'auth:permission_denied' },
   invalidInput: {
     default: 'validation-error',
@@ -71,16 +75,32 @@ export const errors = {
     new AppError(401, codes.invalidToken, message, {}, { 'WWW-Authenticate': 'Bearer' }),
   permissionDenied: (message: string) => new AppError(403, codes.permissionDenied, message),
   invalidInput: (message: string, fieldErrors?: FieldError[]) =>
-    new AppError(400, codes.invalidInput, message, fieldErrors?.length ? { field: fieldErrors[0].field, fieldErrors } : {}),
-  missingBody: () => new AppError(400, codes.missingBody, 'A JSON body is required', { field: '(body)', fieldErrors: [{ field: '(body)', message: 'is required' }] }),
+    new AppError(
+      400,
+      codes.invalidInput,
+      message,
+      fieldErrors?.length ? { field: fieldErrors[0].field, fieldErrors } : {},
+    ),
+  missingBody: () =>
+    new AppError(400, codes.missingBody, 'A JSON body is required', {
+      field: '(body)',
+      fieldErrors: [{ field: '(body)', message: 'is required' }],
+    }),
   invalidJson: (message = 'Request body is not valid JSON') => new AppError(400, codes.invalidJson, message),
   payloadTooLarge: (limitBytes: number) =>
     new AppError(413, codes.payloadTooLarge, `Request body is larger than the limit of ${limitBytes} bytes`),
   unsupportedMediaType: (got: string) =>
     new AppError(415, codes.unsupportedMediaType, `Content-Type must be application/json, got "${got || 'none'}"`),
-  routeNotFound: (method: string, path: string) => new AppError(404, codes.routeNotFound, `No route for ${method} ${path}`),
+  routeNotFound: (method: string, path: string) =>
+    new AppError(404, codes.routeNotFound, `No route for ${method} ${path}`),
   methodNotAllowed: (method: string, path: string, allow: string) =>
-    new AppError(405, codes.methodNotAllowed, `${method} is not allowed on ${path}; allowed: ${allow}`, {}, { Allow: allow }),
+    new AppError(
+      405,
+      codes.methodNotAllowed,
+      `${method} is not allowed on ${path}; allowed: ${allow}`,
+      {},
+      { Allow: allow },
+    ),
   notFound: (code: string, message: string) => new AppError(404, code, message),
   internal: () => new AppError(500, codes.internal, 'Internal error'),
 };

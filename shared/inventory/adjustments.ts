@@ -23,7 +23,19 @@ import { lotCosts, recordLotCost } from './lots';
  * retried. The winner holds a short lease while it applies: an approval whose request died before
  * the ledger answered (`applied: false`, lease over) is finished by the next approve.
  */
-export const ADJUSTMENT_REASONS = ['count_correction', 'damage', 'theft', 'expired', 'found', 'return', 'supplier_error', 'restock', 'shrinkage', 'sample', 'other'] as const;
+export const ADJUSTMENT_REASONS = [
+  'count_correction',
+  'damage',
+  'theft',
+  'expired',
+  'found',
+  'return',
+  'supplier_error',
+  'restock',
+  'shrinkage',
+  'sample',
+  'other',
+] as const;
 export type AdjustmentReason = (typeof ADJUSTMENT_REASONS)[number];
 export type AdjustmentStatus = 'pending' | 'approved' | 'rejected';
 export const ADJUSTMENT_STATUSES: AdjustmentStatus[] = ['pending', 'approved', 'rejected'];
@@ -69,7 +81,11 @@ export interface AdjustmentDoc {
 export const adjustments = defineCollection<AdjustmentDoc>({
   name: 'inventory_adjustments',
   scope: 'tenant',
-  indexes: [{ key: { tenantId: 1, createdAt: -1 } }, { key: { tenantId: 1, status: 1, createdAt: -1 } }, { key: { tenantId: 1, sku: 1, createdAt: -1 } }],
+  indexes: [
+    { key: { tenantId: 1, createdAt: -1 } },
+    { key: { tenantId: 1, status: 1, createdAt: -1 } },
+    { key: { tenantId: 1, sku: 1, createdAt: -1 } },
+  ],
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -81,9 +97,16 @@ export function badRequest(code: string, message: string, field?: string): AppEr
 
 /** The body as an object: none or `{}` is 400 bad-request/missing-body. */
 export function bodyObject(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) throw badRequest('bad-request/missing-body', 'A JSON body is required', '(body)');
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
-  if (Object.keys(body).length === 0) throw badRequest('bad-request/missing-body', 'The body is empty; a JSON object with the required fields is expected', '(body)');
+  if (body === undefined || body === null)
+    throw badRequest('bad-request/missing-body', 'A JSON body is required', '(body)');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
+  if (Object.keys(body).length === 0)
+    throw badRequest(
+      'bad-request/missing-body',
+      'The body is empty; a JSON object with the required fields is expected',
+      '(body)',
+    );
   return body as Record<string, unknown>;
 }
 
@@ -94,7 +117,12 @@ export function isMissing(v: unknown): boolean {
 
 export function refuseUnknown(body: Record<string, unknown>, known: readonly string[]): void {
   const extra = Object.keys(body).filter((k) => !known.includes(k));
-  if (extra.length) throw badRequest('bad-request', `Unknown field${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; accepted: ${known.join(', ')}`, extra[0]);
+  if (extra.length)
+    throw badRequest(
+      'bad-request',
+      `Unknown field${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; accepted: ${known.join(', ')}`,
+      extra[0],
+    );
 }
 
 export function stringField(body: Record<string, unknown>, field: string, max: number): string {
@@ -111,19 +139,30 @@ export function optionalText(body: Record<string, unknown>, field: string, max: 
 
 /** A stock quantity: a whole number ≥ 0 (400 `code` otherwise, saying why). */
 export function quantityOf(value: unknown, field: string, code = 'bad-request/invalid-stock'): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(code, `${field} must be a number (got ${JSON.stringify(value) ?? typeof value})`, field);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw badRequest(code, `${field} must be a number (got ${JSON.stringify(value) ?? typeof value})`, field);
   if (value < 0) throw badRequest(code, `${field} cannot be negative (got ${value}): stock cannot be negative`, field);
-  if (!Number.isInteger(value)) throw badRequest(code, `${field} must be a whole number of units (got ${value})`, field);
+  if (!Number.isInteger(value))
+    throw badRequest(code, `${field} must be a whole number of units (got ${value})`, field);
   if (value > MAX_QUANTITY) throw badRequest(code, `${field} must be at most ${MAX_QUANTITY}`, field);
   return value;
 }
 
 export function reasonOf(value: unknown): AdjustmentReason {
   if (value === 'sale') {
-    throw badRequest('bad-request/invalid-reason', "The reason 'sale' is reserved for automatic decrements made by orders; choose one of " + ADJUSTMENT_REASONS.join(', '), 'reason');
+    throw badRequest(
+      'bad-request/invalid-reason',
+      "The reason 'sale' is reserved for automatic decrements made by orders; choose one of " +
+        ADJUSTMENT_REASONS.join(', '),
+      'reason',
+    );
   }
   if (typeof value !== 'string' || !(ADJUSTMENT_REASONS as readonly string[]).includes(value)) {
-    throw badRequest('bad-request/invalid-reason', `reason must be one of ${ADJUSTMENT_REASONS.join(', ')} (got ${JSON.stringify(value)})`, 'reason');
+    throw badRequest(
+      'bad-request/invalid-reason',
+      `reason must be one of ${ADJUSTMENT_REASONS.join(', ')} (got ${JSON.stringify(value)})`,
+      'reason',
+    );
   }
   return value as AdjustmentReason;
 }
@@ -152,9 +191,11 @@ const CREATE_FIELDS = ['locationId', 'sku', 'newQuantity', 'reason', 'notes'] as
 /** Checks a create body: missing fields first, in the spec's order, then each field's value. */
 export function parseCreateAdjustment(raw: unknown): CreateAdjustmentInput {
   const body = bodyObject(raw);
-  if (isMissing(body.locationId)) throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
+  if (isMissing(body.locationId))
+    throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
   if (isMissing(body.sku)) throw badRequest('bad-request/missing-sku', 'sku is required', 'sku');
-  if (body.newQuantity === undefined || body.newQuantity === null) throw badRequest('bad-request/missing-quantity', 'newQuantity is required', 'newQuantity');
+  if (body.newQuantity === undefined || body.newQuantity === null)
+    throw badRequest('bad-request/missing-quantity', 'newQuantity is required', 'newQuantity');
   if (isMissing(body.reason)) throw badRequest('bad-request/missing-reason', 'reason is required', 'reason');
   refuseUnknown(body, CREATE_FIELDS);
   return {
@@ -169,9 +210,11 @@ export function parseCreateAdjustment(raw: unknown): CreateAdjustmentInput {
 /** Checks a reject body: `{reason}` (free text); absent → 400 bad-request/missing-reason. */
 export function parseRejection(raw: unknown): string {
   const body = raw === undefined || raw === null ? {} : raw;
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
   const b = body as Record<string, unknown>;
-  if (isMissing(b.reason)) throw badRequest('bad-request/missing-reason', 'reason is required to reject an adjustment', 'reason');
+  if (isMissing(b.reason))
+    throw badRequest('bad-request/missing-reason', 'reason is required to reject an adjustment', 'reason');
   refuseUnknown(b, ['reason']);
   return stringField(b, 'reason', 1000);
 }
@@ -181,7 +224,12 @@ export function adjustmentNotFound(id: string): AppError {
 }
 
 export function adjustmentConflict(id: string, status: AdjustmentStatus): AppError {
-  return new AppError(409, `conflict/adjustment-${status}`, `Adjustment ${id} is ${status}; only a pending adjustment can be approved or rejected`, { details: { status } });
+  return new AppError(
+    409,
+    `conflict/adjustment-${status}`,
+    `Adjustment ${id} is ${status}; only a pending adjustment can be approved or rejected`,
+    { details: { status } },
+  );
 }
 
 export function presentAdjustment(a: AdjustmentDoc) {
@@ -239,7 +287,9 @@ export class Adjustments {
     const sku = await knownSku(this.tenantDb, input.sku);
     await new Locations(this.tenantDb).require(input.locationId);
     await assertManualEdit(this.tenantDb, sku, input.locationId);
-    const _id = idempotencyKey ? derivedId('adj', `${this.tenantDb.tenantId}:adjustment:${idempotencyKey}`) : newId('adj');
+    const _id = idempotencyKey
+      ? derivedId('adj', `${this.tenantDb.tenantId}:adjustment:${idempotencyKey}`)
+      : newId('adj');
     if (idempotencyKey) {
       const first = await this.col.findOne({ _id });
       if (first) return first;
@@ -296,7 +346,9 @@ export class Adjustments {
       ...(q.locationId ? { locationId: q.locationId } : {}),
     };
     const [docs, totalCount] = await Promise.all([
-      this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.col
+        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
+        .toArray(),
       this.col.countDocuments(filter),
     ]);
     return { adjustments: docs as AdjustmentDoc[], totalCount };
@@ -315,7 +367,16 @@ export class Adjustments {
     const now = new Date();
     const claimed = await this.col.findOneAndUpdate(
       { _id: id, status: 'pending' },
-      { $set: { status: 'approved', approvedBy: this.actor, approvedAt: now, updatedAt: now, applied: false, applyingUntil: new Date(now.getTime() + APPLY_LEASE_MS) } },
+      {
+        $set: {
+          status: 'approved',
+          approvedBy: this.actor,
+          approvedAt: now,
+          updatedAt: now,
+          applied: false,
+          applyingUntil: new Date(now.getTime() + APPLY_LEASE_MS),
+        },
+      },
       { returnDocument: 'after' },
     );
     if (!claimed) throw adjustmentConflict(id, (await this.col.findOne({ _id: id }))?.status ?? 'approved');
@@ -326,7 +387,9 @@ export class Adjustments {
       if (err instanceof AppError && err.status < 500) {
         await this.col.findOneAndUpdate(
           { _id: id, status: 'approved', applied: false },
-          { $set: { status: 'pending', approvedBy: null, approvedAt: null, applyingUntil: null, updatedAt: new Date() } },
+          {
+            $set: { status: 'pending', approvedBy: null, approvedAt: null, applyingUntil: null, updatedAt: new Date() },
+          },
         );
         await this.tenantDb.collection(lotCosts).deleteById(`${this.tenantDb.tenantId}:${claimed.ledgerKey}`); // the cost noted for a receipt that did not happen
       }
@@ -358,7 +421,14 @@ export class Adjustments {
       actor: doc.approvedBy ?? this.actor,
       idempotencyKey: doc.ledgerKey,
     });
-    const set = { applied: true, applyingUntil: null, movementId: movement?.idempotencyKey ?? null, appliedDelta: movement?.delta ?? 0, quantityAfter: onHand, updatedAt: new Date() };
+    const set = {
+      applied: true,
+      applyingUntil: null,
+      movementId: movement?.idempotencyKey ?? null,
+      appliedDelta: movement?.delta ?? 0,
+      quantityAfter: onHand,
+      updatedAt: new Date(),
+    };
     await this.col.updateById(doc._id, { $set: set });
     return { ...doc, ...set };
   }
@@ -369,7 +439,9 @@ export class Adjustments {
     const now = new Date();
     const rejected = await this.col.findOneAndUpdate(
       { _id: id, status: 'pending' },
-      { $set: { status: 'rejected', rejectedBy: this.actor, rejectedAt: now, rejectionReason: reason, updatedAt: now } },
+      {
+        $set: { status: 'rejected', rejectedBy: this.actor, rejectedAt: now, rejectionReason: reason, updatedAt: now },
+      },
       { returnDocument: 'after' },
     );
     if (!rejected) throw adjustmentConflict(id, (await this.col.findOne({ _id: id }))?.status ?? 'approved');
@@ -381,7 +453,10 @@ export class Adjustments {
    * and the SKU, then applied with the ledger key `cnt:<countId>:<sku>`. Run again (a retried or
    * concurrent completion), it finds the same adjustment and the ledger applies it once.
    */
-  async correctFromCount(count: { _id: string; locationId: string }, item: { sku: string; expectedQuantity: number; countedQuantity: number }): Promise<AdjustmentDoc> {
+  async correctFromCount(
+    count: { _id: string; locationId: string },
+    item: { sku: string; expectedQuantity: number; countedQuantity: number },
+  ): Promise<AdjustmentDoc> {
     const _id = derivedId('adj', `${this.tenantDb.tenantId}:count:${count._id}:${item.sku}`);
     const now = new Date();
     const doc: Omit<AdjustmentDoc, 'tenantId'> = {

@@ -5,7 +5,16 @@ import { mapLimit } from '../concurrency';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
 import { Catalog } from '../products/catalog';
-import { Adjustments, badRequest, bodyObject, isMissing, optionalText, quantityOf, refuseUnknown, stringField } from './adjustments';
+import {
+  Adjustments,
+  badRequest,
+  bodyObject,
+  isMissing,
+  optionalText,
+  quantityOf,
+  refuseUnknown,
+  stringField,
+} from './adjustments';
 import { skuNotFound } from './skus';
 import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
@@ -89,13 +98,18 @@ export interface CreateCountInput {
 export function parseCreateCount(raw: unknown): CreateCountInput {
   const body = bodyObject(raw);
   if (isMissing(body.name)) throw badRequest('bad-request/missing-name', 'name is required', 'name');
-  if (isMissing(body.locationId)) throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
+  if (isMissing(body.locationId))
+    throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
   if (isMissing(body.countType)) throw badRequest('bad-request/missing-type', 'countType is required', 'countType');
   refuseUnknown(body, ['name', 'locationId', 'countType', 'notes']);
   const name = stringField(body, 'name', 200);
   const locationId = stringField(body, 'locationId', 100);
   if (!(COUNT_TYPES as readonly unknown[]).includes(body.countType)) {
-    throw badRequest('bad-request/invalid-type', `countType must be one of ${COUNT_TYPES.join(', ')} (got ${JSON.stringify(body.countType)})`, 'countType');
+    throw badRequest(
+      'bad-request/invalid-type',
+      `countType must be one of ${COUNT_TYPES.join(', ')} (got ${JSON.stringify(body.countType)})`,
+      'countType',
+    );
   }
   return { name, locationId, countType: body.countType as CountType, notes: optionalText(body, 'notes', 5000) };
 }
@@ -107,21 +121,31 @@ function invalidItems(message: string, field = 'countItems'): AppError {
 /** `{countItems: [{sku, countedQuantity}]}`: a non-empty list, each SKU once; anything else 400 bad-request/invalid-items. */
 export function parseCountItems(raw: unknown): { sku: string; countedQuantity: number }[] {
   const body = raw === undefined || raw === null ? {} : raw;
-  if (typeof body !== 'object' || Array.isArray(body)) throw invalidItems('The body must be a JSON object {countItems: [{sku, countedQuantity}]}', '(body)');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw invalidItems('The body must be a JSON object {countItems: [{sku, countedQuantity}]}', '(body)');
   const b = body as Record<string, unknown>;
   const list = b.countItems;
-  if (!Array.isArray(list) || list.length === 0) throw invalidItems('countItems must be a non-empty array of {sku, countedQuantity}');
+  if (!Array.isArray(list) || list.length === 0)
+    throw invalidItems('countItems must be a non-empty array of {sku, countedQuantity}');
   refuseUnknown(b, ['countItems']);
-  if (list.length > MAX_COUNT_ITEMS) throw invalidItems(`countItems may hold at most ${MAX_COUNT_ITEMS} items per request (got ${list.length})`);
+  if (list.length > MAX_COUNT_ITEMS)
+    throw invalidItems(`countItems may hold at most ${MAX_COUNT_ITEMS} items per request (got ${list.length})`);
   const seen = new Set<string>();
   return list.map((item, i) => {
     const at = `countItems.${i}`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw invalidItems(`${at} must be an object {sku, countedQuantity}`, at);
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      throw invalidItems(`${at} must be an object {sku, countedQuantity}`, at);
     const it = item as Record<string, unknown>;
     const extra = Object.keys(it).filter((k) => k !== 'sku' && k !== 'countedQuantity');
-    if (extra.length) throw invalidItems(`${at}.${extra[0]} is not a known field; an item is {sku, countedQuantity}`, `${at}.${extra[0]}`);
-    if (typeof it.sku !== 'string' || !it.sku.trim() || it.sku.trim().length > 100) throw invalidItems(`${at}.sku must be a non-empty string of at most 100 characters`, `${at}.sku`);
-    if (it.countedQuantity === undefined || it.countedQuantity === null) throw invalidItems(`${at}.countedQuantity is required`, `${at}.countedQuantity`);
+    if (extra.length)
+      throw invalidItems(
+        `${at}.${extra[0]} is not a known field; an item is {sku, countedQuantity}`,
+        `${at}.${extra[0]}`,
+      );
+    if (typeof it.sku !== 'string' || !it.sku.trim() || it.sku.trim().length > 100)
+      throw invalidItems(`${at}.sku must be a non-empty string of at most 100 characters`, `${at}.sku`);
+    if (it.countedQuantity === undefined || it.countedQuantity === null)
+      throw invalidItems(`${at}.countedQuantity is required`, `${at}.countedQuantity`);
     const countedQuantity = quantityOf(it.countedQuantity, `${at}.countedQuantity`, 'bad-request/invalid-items');
     const sku = it.sku.trim().toUpperCase();
     if (seen.has(sku)) throw invalidItems(`${at}.sku: ${sku} appears more than once in countItems`, `${at}.sku`);
@@ -150,7 +174,14 @@ export function presentCount(c: CountDoc) {
     countType: c.countType,
     notes: c.notes,
     status: c.status,
-    items: c.items.map((i) => ({ sku: i.sku, expectedQuantity: i.expectedQuantity, countedQuantity: i.countedQuantity, difference: i.difference, countedBy: i.countedBy, countedAt: i.countedAt })),
+    items: c.items.map((i) => ({
+      sku: i.sku,
+      expectedQuantity: i.expectedQuantity,
+      countedQuantity: i.countedQuantity,
+      difference: i.difference,
+      countedBy: i.countedBy,
+      countedAt: i.countedAt,
+    })),
     summary: c.summary,
     createdBy: c.createdBy,
     createdAt: c.createdAt,
@@ -202,10 +233,17 @@ export class Counts {
     return doc;
   }
 
-  async list(q: { page: number; limit: number; status?: CountStatus; locationId?: string }): Promise<{ counts: CountDoc[]; totalCount: number }> {
+  async list(q: {
+    page: number;
+    limit: number;
+    status?: CountStatus;
+    locationId?: string;
+  }): Promise<{ counts: CountDoc[]; totalCount: number }> {
     const filter = { ...(q.status ? { status: q.status } : {}), ...(q.locationId ? { locationId: q.locationId } : {}) };
     const [docs, totalCount] = await Promise.all([
-      this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.col
+        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
+        .toArray(),
       this.col.countDocuments(filter),
     ]);
     return { counts: docs as CountDoc[], totalCount };
@@ -244,7 +282,8 @@ export class Counts {
     for (let attempt = 0; attempt < 20; attempt++) {
       this.assertOpen(doc);
       const items = [...doc.items.filter((i) => !bySku.has(i.sku)), ...fresh];
-      if (items.length > MAX_COUNT_SKUS) throw badRequest('bad-request/invalid-items', `A count may hold at most ${MAX_COUNT_SKUS} SKUs`, 'countItems');
+      if (items.length > MAX_COUNT_SKUS)
+        throw badRequest('bad-request/invalid-items', `A count may hold at most ${MAX_COUNT_SKUS} SKUs`, 'countItems');
       const written = await this.col.findOneAndUpdate(
         { _id: id, status: 'open', version: doc.version },
         { $set: { items, updatedAt: new Date() }, $inc: { version: 1 } },
@@ -262,7 +301,8 @@ export class Counts {
     if (doc.status === 'completed') throw countConflict(id, 'completed');
     // everything that could refuse is checked before anything is written
     await new Locations(this.tenantDb).require(doc.locationId);
-    for (const item of doc.items) if (item.difference !== 0) await assertManualEdit(this.tenantDb, item.sku, doc.locationId);
+    for (const item of doc.items)
+      if (item.difference !== 0) await assertManualEdit(this.tenantDb, item.sku, doc.locationId);
     const claimed = await this.claim(doc);
     return this.finish(claimed);
   }
@@ -276,9 +316,17 @@ export class Counts {
       const lease = { leaseUntil: new Date(now.getTime() + LEASE_MS), completedBy: this.actor, updatedAt: now };
       let claimed: CountDoc | null = null;
       if (current.status === 'open') {
-        claimed = await this.col.findOneAndUpdate({ _id: current._id, status: 'open' }, { $set: { status: 'completing', ...lease } }, { returnDocument: 'after' });
+        claimed = await this.col.findOneAndUpdate(
+          { _id: current._id, status: 'open' },
+          { $set: { status: 'completing', ...lease } },
+          { returnDocument: 'after' },
+        );
       } else if (current.status === 'completing' && (!current.leaseUntil || current.leaseUntil <= now)) {
-        claimed = await this.col.findOneAndUpdate({ _id: current._id, status: 'completing', leaseUntil: current.leaseUntil }, { $set: lease }, { returnDocument: 'after' });
+        claimed = await this.col.findOneAndUpdate(
+          { _id: current._id, status: 'completing', leaseUntil: current.leaseUntil },
+          { $set: lease },
+          { returnDocument: 'after' },
+        );
       }
       if (claimed) return claimed;
       current = await this.get(current._id);
@@ -294,7 +342,8 @@ export class Counts {
     let done = 0;
     const ids = await mapLimit(differing, 4, async (item) => {
       const adj = await adjustments.correctFromCount(doc, item);
-      if (++done % 50 === 0) await this.col.updateById(doc._id, { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } });
+      if (++done % 50 === 0)
+        await this.col.updateById(doc._id, { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } });
       return adj._id;
     });
     const now = new Date();

@@ -27,9 +27,14 @@ export const inventoryHandlers = defineCollection<InventoryHandler>({
 });
 
 export function handlerRefusal(what: string, handler: { _id: string; name: string }): AppError {
-  return new AppError(403, 'forbidden/inventory-handler', `${what} is managed by the integration ${handler.name} (${handler._id}); change it there`, {
-    details: { handlerId: handler._id },
-  });
+  return new AppError(
+    403,
+    'forbidden/inventory-handler',
+    `${what} is managed by the integration ${handler.name} (${handler._id}); change it there`,
+    {
+      details: { handlerId: handler._id },
+    },
+  );
 }
 
 /** Refuses a manual stock edit of a SKU or location an active integration manages (403 forbidden/inventory-handler). */
@@ -40,5 +45,6 @@ export async function assertManualEdit(tenantDb: TenantDb, sku: string, location
   const byLocation = active.find((h) => h.locationIds.includes(locationId));
   if (byLocation) throw handlerRefusal(`Location ${locationId}`, byLocation);
   const location = await tenantDb.collection(locations).findOne({ _id: locationId });
-  if (location?.managedBy) throw handlerRefusal(`Location ${locationId}`, { _id: location.managedBy, name: location.managedBy });
+  if (location?.managedBy)
+    throw handlerRefusal(`Location ${locationId}`, { _id: location.managedBy, name: location.managedBy });
 }

@@ -23,9 +23,14 @@ export interface MovementInput {
 }
 
 export function insufficientStock(sku: string, locationId: string, onHand: number, wanted: number): AppError {
-  return new AppError(409, 'conflict/insufficient-stock', `Not enough stock of ${sku} at ${locationId}: ${onHand} on hand, ${wanted} needed`, {
-    details: { sku, locationId, onHand, wanted },
-  });
+  return new AppError(
+    409,
+    'conflict/insufficient-stock',
+    `Not enough stock of ${sku} at ${locationId}: ${onHand} on hand, ${wanted} needed`,
+    {
+      details: { sku, locationId, onHand, wanted },
+    },
+  );
 }
 
 export function negativeStock(field = 'stock'): AppError {
@@ -67,7 +72,9 @@ export class Ledger {
    * Sets a balance to `target` (a count, a manual edit): the movement is the difference from the
    * balance read, applied only if the balance is still that value; otherwise read again.
    */
-  async set(input: Omit<MovementInput, 'delta'> & { target: number }): Promise<{ movement: StockMovement | null; onHand: number }> {
+  async set(
+    input: Omit<MovementInput, 'delta'> & { target: number },
+  ): Promise<{ movement: StockMovement | null; onHand: number }> {
     if (!Number.isFinite(input.target) || input.target < 0) throw negativeStock();
     const key = input.idempotencyKey;
     if (key) {
@@ -88,7 +95,8 @@ export class Ledger {
   }
 
   private async tryApply(input: MovementInput, expect?: number): Promise<StockMovement | 'stale'> {
-    if (!Number.isFinite(input.delta)) throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
+    if (!Number.isFinite(input.delta))
+      throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
     const key = input.idempotencyKey ?? newId('mov');
     const _id = this.movementId(key);
     // a fresh key cannot have a movement yet: one read saved on every keyless movement
@@ -122,7 +130,11 @@ export class Ledger {
     try {
       after = await this.levels.findOneAndUpdate(
         { _id: lid, recent: { $ne: _id }, ...guard },
-        { $inc: { onHand: delta }, $push: { recent: _id }, $set: { updatedAt: new Date(), sku: movement.sku, locationId: movement.locationId } },
+        {
+          $inc: { onHand: delta },
+          $push: { recent: _id },
+          $set: { updatedAt: new Date(), sku: movement.sku, locationId: movement.locationId },
+        },
         { upsert, returnDocument: 'after' },
       );
     } catch (err) {
@@ -141,8 +153,14 @@ export class Ledger {
       }
     }
     await this.movements.updateByTenantKey(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
-    if (after.recent.length >= RECENT + TRIM) await this.levels.updateByTenantKey(lid, { $pullAll: { recent: after.recent.slice(0, TRIM) } } as never);
-    return { ...movement, status: 'applied', balanceAfter: after.onHand, tenantId: this.tenantDb.tenantId } as StockMovement;
+    if (after.recent.length >= RECENT + TRIM)
+      await this.levels.updateByTenantKey(lid, { $pullAll: { recent: after.recent.slice(0, TRIM) } } as never);
+    return {
+      ...movement,
+      status: 'applied',
+      balanceAfter: after.onHand,
+      tenantId: this.tenantDb.tenantId,
+    } as StockMovement;
   }
 
   /** Every balance of a SKU, by location. */

@@ -65,7 +65,14 @@ function factsOf(product: ProductDoc, sku: string, kind: 'product' | 'variant'):
   const productCost = typeof product.cost === 'number' ? product.cost : 0;
   const cost = variant && typeof variant.cost === 'number' ? variant.cost : productCost;
   const min = variant?.minAlertStock ?? product.minAlertStock ?? DEFAULT_MIN_ALERT_STOCK;
-  return { sku, productId: product._id.toHexString(), kind, name: (variant ?? product).title?.value ?? null, cost, minAlertStock: min };
+  return {
+    sku,
+    productId: product._id.toHexString(),
+    kind,
+    name: (variant ?? product).title?.value ?? null,
+    cost,
+    minAlertStock: min,
+  };
 }
 
 /** Catalog facts of many SKUs: one primary-key read per SKU claim and per product. Unknown SKUs are absent. */
@@ -93,7 +100,12 @@ export async function skuFacts(tenantDb: TenantDb, skus: Iterable<string>): Prom
  * default the SKU's current catalog cost. Call it before applying the movement; the first note
  * wins, so a retry keeps the cost of the first attempt.
  */
-export async function recordLotCost(tenantDb: TenantDb, idempotencyKey: string, sku: string, costOf?: () => Promise<number>): Promise<number> {
+export async function recordLotCost(
+  tenantDb: TenantDb,
+  idempotencyKey: string,
+  sku: string,
+  costOf?: () => Promise<number>,
+): Promise<number> {
   const col = tenantDb.collection(lotCosts);
   const _id = `${tenantDb.tenantId}:${idempotencyKey}`;
   const found = await col.findOne({ _id });
@@ -113,7 +125,12 @@ export async function recordLotCost(tenantDb: TenantDb, idempotencyKey: string, 
  * they are the oldest of the lots FIFO says remain (units beyond every lot at the catalog cost).
  * A transfer notes it as the cost of what it brings to its destination.
  */
-export async function outgoingUnitCost(tenantDb: TenantDb, sku: string, locationId: string, quantity: number): Promise<number> {
+export async function outgoingUnitCost(
+  tenantDb: TenantDb,
+  sku: string,
+  locationId: string,
+  quantity: number,
+): Promise<number> {
   if (!(quantity > 0)) return 0;
   const { lots } = await new Lots(tenantDb).valuation(sku, locationId, 'fifo');
   let left = quantity;
@@ -171,7 +188,12 @@ export function lotNotFound(lotNumber: string): AppError {
  * Units on hand beyond every receipt (a movement not yet marked applied) are listed with lotNumber
  * null at `fallbackCost`. Values are rounded to cents, the unit cost to 4 decimals.
  */
-export function valueOnHand(receipts: Pick<Lot, 'lotNumber' | 'quantity' | 'costPerUnit' | 'receivedAt'>[], onHand: number, method: ValuationMethod, fallbackCost: number) {
+export function valueOnHand(
+  receipts: Pick<Lot, 'lotNumber' | 'quantity' | 'costPerUnit' | 'receivedAt'>[],
+  onHand: number,
+  method: ValuationMethod,
+  fallbackCost: number,
+) {
   const order = method === 'lifo' ? receipts : [...receipts].reverse(); // the lots that remain, first to last taken
   const remaining: { lotNumber: string | null; receivedAt: Date | null; remaining: number; costPerUnit: number }[] = [];
   let left = Math.max(0, onHand);
@@ -188,7 +210,12 @@ export function valueOnHand(receipts: Pick<Lot, 'lotNumber' | 'quantity' | 'cost
     const units = receipts.reduce((s, r) => s + r.quantity, 0);
     const avg = units > 0 ? receipts.reduce((s, r) => s + r.quantity * r.costPerUnit, 0) / units : fallbackCost;
     const lots = remaining.map((l) => ({ ...l, value: roundMoney(l.remaining * avg) }));
-    return { quantity: Math.max(0, onHand), totalValue: roundMoney(Math.max(0, onHand) * avg), unitCost: roundUnit(avg), lots };
+    return {
+      quantity: Math.max(0, onHand),
+      totalValue: roundMoney(Math.max(0, onHand) * avg),
+      unitCost: roundUnit(avg),
+      lots,
+    };
   }
   const lots = remaining.map((l) => ({ ...l, value: roundMoney(l.remaining * l.costPerUnit) }));
   const exact = remaining.reduce((s, l) => s + l.remaining * l.costPerUnit, 0);
@@ -225,13 +252,26 @@ export class Lots {
   /** The filter of receipts: applied movements that added stock. */
   static receiptFilter(f: { sku?: string; locationId?: string } = {}) {
     // a transfer's reversal puts back what the same receive attempt took: not a receipt
-    return { status: 'applied' as const, delta: { $gt: 0 }, reason: { $ne: 'transfer_reversal' }, ...(f.sku ? { sku: f.sku } : {}), ...(f.locationId ? { locationId: f.locationId } : {}) };
+    return {
+      status: 'applied' as const,
+      delta: { $gt: 0 },
+      reason: { $ne: 'transfer_reversal' },
+      ...(f.sku ? { sku: f.sku } : {}),
+      ...(f.locationId ? { locationId: f.locationId } : {}),
+    };
   }
 
-  async list(q: { sku?: string; locationId?: string; page: number; limit: number }): Promise<{ lots: Lot[]; totalCount: number }> {
+  async list(q: {
+    sku?: string;
+    locationId?: string;
+    page: number;
+    limit: number;
+  }): Promise<{ lots: Lot[]; totalCount: number }> {
     const filter = Lots.receiptFilter(q);
     const [docs, totalCount] = await Promise.all([
-      this.movements.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.movements
+        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
+        .toArray(),
       this.movements.countDocuments(filter),
     ]);
     return { lots: await this.present(docs as StockMovement[]), totalCount };
@@ -239,18 +279,25 @@ export class Lots {
 
   async get(lotNumber: string): Promise<Lot> {
     const m = await this.movements.findOne({ _id: `${this.tenantDb.tenantId}:${lotNumber}` });
-    if (!m || m.status !== 'applied' || !(m.delta > 0) || m.reason === 'transfer_reversal') throw lotNotFound(lotNumber);
+    if (!m || m.status !== 'applied' || !(m.delta > 0) || m.reason === 'transfer_reversal')
+      throw lotNotFound(lotNumber);
     return (await this.present([m]))[0];
   }
 
   /** Every receipt of a SKU at a location, oldest first. */
   async receipts(sku: string, locationId: string): Promise<Lot[]> {
-    const docs = await this.movements.find(Lots.receiptFilter({ sku, locationId }), { sort: { createdAt: 1, _id: 1 } }).toArray();
+    const docs = await this.movements
+      .find(Lots.receiptFilter({ sku, locationId }), { sort: { createdAt: 1, _id: 1 } })
+      .toArray();
     return this.present(docs as StockMovement[]);
   }
 
   async valuation(sku: string, locationId: string, method: ValuationMethod): Promise<Valuation> {
-    const [receipts, onHand, facts] = await Promise.all([this.receipts(sku, locationId), new Ledger(this.tenantDb).onHand(sku, locationId), skuFacts(this.tenantDb, [sku])]);
+    const [receipts, onHand, facts] = await Promise.all([
+      this.receipts(sku, locationId),
+      new Ledger(this.tenantDb).onHand(sku, locationId),
+      skuFacts(this.tenantDb, [sku]),
+    ]);
     const valued = valueOnHand(receipts, onHand, method, facts.get(sku)?.cost ?? 0);
     return {
       sku,
@@ -259,7 +306,13 @@ export class Lots {
       quantity: valued.quantity,
       totalValue: valued.totalValue,
       unitCost: valued.unitCost,
-      lots: valued.lots.map((l) => ({ lotNumber: l.lotNumber, receivedAt: l.receivedAt, remaining: l.remaining, costPerUnit: l.costPerUnit, value: l.value })),
+      lots: valued.lots.map((l) => ({
+        lotNumber: l.lotNumber,
+        receivedAt: l.receivedAt,
+        remaining: l.remaining,
+        costPerUnit: l.costPerUnit,
+        value: l.value,
+      })),
     };
   }
 }

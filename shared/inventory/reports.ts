@@ -30,16 +30,26 @@ function dateField(body: Record<string, unknown>, field: 'from' | 'to'): Date | 
   const v = body[field];
   if (v === undefined || v === null) return null;
   const t = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(t)) throw badRequest('bad-request', `${field} must be an ISO 8601 date or date-time (got ${JSON.stringify(v)})`, field);
+  if (Number.isNaN(t))
+    throw badRequest('bad-request', `${field} must be an ISO 8601 date or date-time (got ${JSON.stringify(v)})`, field);
   return new Date(t);
 }
 
 export function parseReportRequest(raw: unknown): ReportRequest {
   const body = bodyObject(raw);
-  if (isMissing(body.reportType)) throw badRequest('bad-request/missing-type', `reportType is required: one of ${REPORT_TYPES.join(', ')}`, 'reportType');
+  if (isMissing(body.reportType))
+    throw badRequest(
+      'bad-request/missing-type',
+      `reportType is required: one of ${REPORT_TYPES.join(', ')}`,
+      'reportType',
+    );
   refuseUnknown(body, ['reportType', 'locationId', 'from', 'to']);
   if (!(REPORT_TYPES as readonly unknown[]).includes(body.reportType)) {
-    throw badRequest('bad-request/invalid-report', `reportType must be one of ${REPORT_TYPES.join(', ')} (got ${JSON.stringify(body.reportType)})`, 'reportType');
+    throw badRequest(
+      'bad-request/invalid-report',
+      `reportType must be one of ${REPORT_TYPES.join(', ')} (got ${JSON.stringify(body.reportType)})`,
+      'reportType',
+    );
   }
   const locationId = isMissing(body.locationId) ? null : stringField(body, 'locationId', 100);
   const from = dateField(body, 'from');
@@ -72,11 +82,16 @@ function totalsBySku(levels: StockLevel[]): SkuTotal[] {
   return [...by.values()].sort((a, b) => a.sku.localeCompare(b.sku));
 }
 
-const bySkuThenLocation = (a: StockLevel, b: StockLevel) => a.sku.localeCompare(b.sku) || a.locationId.localeCompare(b.locationId);
+const bySkuThenLocation = (a: StockLevel, b: StockLevel) =>
+  a.sku.localeCompare(b.sku) || a.locationId.localeCompare(b.locationId);
 
 function describe(facts: Map<string, SkuFacts>, sku: string) {
   const f = facts.get(sku);
-  return { productId: f?.productId ?? null, name: f?.name ?? null, minAlertStock: f?.minAlertStock ?? DEFAULT_MIN_ALERT_STOCK };
+  return {
+    productId: f?.productId ?? null,
+    name: f?.name ?? null,
+    minAlertStock: f?.minAlertStock ?? DEFAULT_MIN_ALERT_STOCK,
+  };
 }
 
 export class Reports {
@@ -92,9 +107,15 @@ export class Reports {
 
   /** `{totalSkus, totalUnits, locations, lowStock, outOfStock}` over the whole tenant. */
   async stats() {
-    const [levels, locationCount] = await Promise.all([this.levels(null), this.tenantDb.collection(locations).countDocuments({})]);
+    const [levels, locationCount] = await Promise.all([
+      this.levels(null),
+      this.tenantDb.collection(locations).countDocuments({}),
+    ]);
     const totals = totalsBySku(levels);
-    const facts = await skuFacts(this.tenantDb, totals.map((t) => t.sku));
+    const facts = await skuFacts(
+      this.tenantDb,
+      totals.map((t) => t.sku),
+    );
     const statuses = totals.map((t) => stockStatus(t.onHand, describe(facts, t.sku).minAlertStock));
     return {
       totalSkus: totals.length,
@@ -107,7 +128,13 @@ export class Reports {
 
   async run(req: ReportRequest) {
     if (req.locationId) await new Locations(this.tenantDb).require(req.locationId);
-    const head = { reportType: req.reportType, generatedAt: new Date(), locationId: req.locationId, from: req.from, to: req.to };
+    const head = {
+      reportType: req.reportType,
+      generatedAt: new Date(),
+      locationId: req.locationId,
+      from: req.from,
+      to: req.to,
+    };
     switch (req.reportType) {
       case 'stock-levels':
         return { ...head, ...(await this.stockLevels(req.locationId)) };
@@ -125,24 +152,63 @@ export class Reports {
   /** One row per balance (SKU × location). */
   private async stockLevels(locationId: string | null) {
     const levels = await this.levels(locationId);
-    const facts = await skuFacts(this.tenantDb, levels.map((l) => l.sku));
+    const facts = await skuFacts(
+      this.tenantDb,
+      levels.map((l) => l.sku),
+    );
     const rows = levels.map((l) => {
       const d = describe(facts, l.sku);
-      return { sku: l.sku, productId: d.productId, name: d.name, locationId: l.locationId, onHand: l.onHand, minAlertStock: d.minAlertStock, status: stockStatus(l.onHand, d.minAlertStock), updatedAt: l.updatedAt };
+      return {
+        sku: l.sku,
+        productId: d.productId,
+        name: d.name,
+        locationId: l.locationId,
+        onHand: l.onHand,
+        minAlertStock: d.minAlertStock,
+        status: stockStatus(l.onHand, d.minAlertStock),
+        updatedAt: l.updatedAt,
+      };
     });
-    return { rows, totals: { rows: rows.length, skus: new Set(levels.map((l) => l.sku)).size, units: levels.reduce((s, l) => s + l.onHand, 0) } };
+    return {
+      rows,
+      totals: {
+        rows: rows.length,
+        skus: new Set(levels.map((l) => l.sku)).size,
+        units: levels.reduce((s, l) => s + l.onHand, 0),
+      },
+    };
   }
 
   /** One row per SKU of that status over the scope, with its balance at each location. */
   private async byStatus(locationId: string | null, status: 'low-stock' | 'out-of-stock') {
     const totals = totalsBySku(await this.levels(locationId));
-    const facts = await skuFacts(this.tenantDb, totals.map((t) => t.sku));
+    const facts = await skuFacts(
+      this.tenantDb,
+      totals.map((t) => t.sku),
+    );
     const rows = totals.flatMap((t) => {
       const d = describe(facts, t.sku);
       if (stockStatus(t.onHand, d.minAlertStock) !== status) return [];
-      return [{ sku: t.sku, productId: d.productId, name: d.name, onHand: t.onHand, minAlertStock: d.minAlertStock, shortfall: Math.max(0, d.minAlertStock - t.onHand), locations: t.locations }];
+      return [
+        {
+          sku: t.sku,
+          productId: d.productId,
+          name: d.name,
+          onHand: t.onHand,
+          minAlertStock: d.minAlertStock,
+          shortfall: Math.max(0, d.minAlertStock - t.onHand),
+          locations: t.locations,
+        },
+      ];
     });
-    return { rows, totals: { skus: rows.length, units: rows.reduce((s, r) => s + r.onHand, 0), shortfall: rows.reduce((s, r) => s + r.shortfall, 0) } };
+    return {
+      rows,
+      totals: {
+        skus: rows.length,
+        units: rows.reduce((s, r) => s + r.onHand, 0),
+        shortfall: rows.reduce((s, r) => s + r.shortfall, 0),
+      },
+    };
   }
 
   /**
@@ -165,7 +231,10 @@ export class Reports {
       b.cost += r.quantity * r.costPerUnit;
       basis.set(k, b);
     }
-    const facts = await skuFacts(this.tenantDb, levels.map((l) => l.sku));
+    const facts = await skuFacts(
+      this.tenantDb,
+      levels.map((l) => l.sku),
+    );
     const rows = levels.map((l) => {
       const b = basis.get(`${l.locationId}\u0000${l.sku}`);
       const unitCost = b && b.units > 0 ? b.cost / b.units : (facts.get(l.sku)?.cost ?? 0);
@@ -181,13 +250,26 @@ export class Reports {
         costSource: b && b.units > 0 ? ('receipts' as const) : ('catalog' as const),
       };
     });
-    return { method: 'average' as const, rows, totals: { rows: rows.length, skus: new Set(rows.map((r) => r.sku)).size, units: rows.reduce((s, r) => s + r.onHand, 0), value: roundMoney(rows.reduce((s, r) => s + r.value, 0)) } };
+    return {
+      method: 'average' as const,
+      rows,
+      totals: {
+        rows: rows.length,
+        skus: new Set(rows.map((r) => r.sku)).size,
+        units: rows.reduce((s, r) => s + r.onHand, 0),
+        value: roundMoney(rows.reduce((s, r) => s + r.value, 0)),
+      },
+    };
   }
 
   /** Applied ledger entries in the period (oldest first), at most MAX_MOVEMENT_ROWS. */
   private async movements(req: ReportRequest) {
     const createdAt = { ...(req.from ? { $gte: req.from } : {}), ...(req.to ? { $lte: req.to } : {}) };
-    const filter = { status: 'applied' as const, ...(req.locationId ? { locationId: req.locationId } : {}), ...(req.from || req.to ? { createdAt } : {}) };
+    const filter = {
+      status: 'applied' as const,
+      ...(req.locationId ? { locationId: req.locationId } : {}),
+      ...(req.from || req.to ? { createdAt } : {}),
+    };
     const docs = (await this.tenantDb
       .collection(stockMovements)
       .find(filter, { sort: { createdAt: 1, _id: 1 }, limit: MAX_MOVEMENT_ROWS + 1 })

@@ -117,10 +117,16 @@ export class Jobs {
     // COMPLETED: the workflow recorded its end before completing; a read just before it is stale
     if (!['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED', 'NOT_FOUND'].includes(ended)) return job;
     const now = new Date();
-    const error = job.error ?? `the job's workflow ${ended === 'NOT_FOUND' ? 'is gone' : `ended (${ended.toLowerCase().replace('_', ' ')})`} before it finished`;
+    const error =
+      job.error ??
+      `the job's workflow ${ended === 'NOT_FOUND' ? 'is gone' : `ended (${ended.toLowerCase().replace('_', ' ')})`} before it finished`;
     const settled = await tenantDb
       .collection(jobs)
-      .findOneAndUpdate({ _id: job._id, status: { $in: ['queued', 'processing'] } }, { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } }, { returnDocument: 'after' });
+      .findOneAndUpdate(
+        { _id: job._id, status: { $in: ['queued', 'processing'] } },
+        { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } },
+        { returnDocument: 'after' },
+      );
     return settled ?? (await this.get(tenantDb, job._id)) ?? job;
   }
 

@@ -72,7 +72,19 @@ export class Locations {
     await this.col
       .updateOne(
         { _id },
-        { $setOnInsert: { name: 'Main location', type: 'location', address: {}, status: 'active', isDefault: true, isSystem: true, managedBy: null, createdAt: now, updatedAt: now } },
+        {
+          $setOnInsert: {
+            name: 'Main location',
+            type: 'location',
+            address: {},
+            status: 'active',
+            isDefault: true,
+            isSystem: true,
+            managedBy: null,
+            createdAt: now,
+            updatedAt: now,
+          },
+        },
         { upsert: true },
       )
       .catch(() => undefined); // a concurrent first use inserted it: read it below
@@ -145,7 +157,9 @@ export class Locations {
    */
   async releaseDefault(id: string): Promise<void> {
     if (id === this.systemId) return;
-    await this.col.updateOne({ _id: this.systemId, defaultLocationId: id } as Filter<LocationDoc>, { $set: { defaultLocationId: null } });
+    await this.col.updateOne({ _id: this.systemId, defaultLocationId: id } as Filter<LocationDoc>, {
+      $set: { defaultLocationId: null },
+    });
     await this.syncDefaultMirror();
   }
 
@@ -157,7 +171,9 @@ export class Locations {
   async syncDefaultMirror(): Promise<void> {
     let target = await this.defaultId();
     for (let pass = 0; pass < 5; pass++) {
-      await this.col.updateMany({ isDefault: true, _id: { $ne: target } } as Filter<LocationDoc>, { $set: { isDefault: false } });
+      await this.col.updateMany({ isDefault: true, _id: { $ne: target } } as Filter<LocationDoc>, {
+        $set: { isDefault: false },
+      });
       await this.col.updateById(target, { $set: { isDefault: true } });
       const now = await this.defaultId();
       if (now === target) return;

@@ -4,7 +4,15 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
-import { ADDRESS_FIELDS, Locations, locations, type Address, type LocationDoc, type LocationStatus, type LocationType } from './locations';
+import {
+  ADDRESS_FIELDS,
+  Locations,
+  locations,
+  type Address,
+  type LocationDoc,
+  type LocationStatus,
+  type LocationType,
+} from './locations';
 import { locationZones, normalizeZoneCode, zoneKey, type ZoneDoc, type ZoneType } from './zones';
 
 /** The spec's Locations codes (flat envelope). */
@@ -13,17 +21,33 @@ export const locationErrors = {
   readNotFound: (id: string) => new AppError(404, 'not-found', `No location ${id}`, { field: 'id' }),
   /** Every other lookup by id (update, set-default, delete, zones, places). */
   notFound: (message: string, field = 'id') => new AppError(404, 'bad-request/not-found', message, { field }),
-  countUnresolved: (message: string, field: string) => new AppError(400, 'bad-request/not-found', `The count cannot be resolved: ${message}`, { field }),
-  missing: (field: 'name' | 'type' | 'code' | 'id', message = `${field} is required`) => new AppError(400, `bad-request/missing-${field}`, message, { field }),
-  missingParam: (parameter: string) => new AppError(400, 'bad-request/missing-param', `The query parameter ${parameter} is required`, { field: parameter, parameter }),
+  countUnresolved: (message: string, field: string) =>
+    new AppError(400, 'bad-request/not-found', `The count cannot be resolved: ${message}`, { field }),
+  missing: (field: 'name' | 'type' | 'code' | 'id', message = `${field} is required`) =>
+    new AppError(400, `bad-request/missing-${field}`, message, { field }),
+  missingParam: (parameter: string) =>
+    new AppError(400, 'bad-request/missing-param', `The query parameter ${parameter} is required`, {
+      field: parameter,
+      parameter,
+    }),
   invalidType: (got: unknown, allowed: readonly string[]) =>
-    new AppError(400, 'bad-request/invalid-type', `type must be one of ${allowed.join(', ')}; got ${JSON.stringify(got)}`, { field: 'type' }),
+    new AppError(
+      400,
+      'bad-request/invalid-type',
+      `type must be one of ${allowed.join(', ')}; got ${JSON.stringify(got)}`,
+      { field: 'type' },
+    ),
   systemLocation: (message: string) => new AppError(400, 'bad-request/system-location', message),
-  cantCreate: (message: string, field?: string) => new AppError(400, "bad-request/can't-create", message, field ? { field } : {}),
-  cantUpdate: (message: string, field?: string) => new AppError(400, "bad-request/can't-update", message, field ? { field } : {}),
-  cantDelete: (message: string, details?: Record<string, unknown>) => new AppError(400, "bad-request/can't-delete", message, details ? { details } : {}),
+  cantCreate: (message: string, field?: string) =>
+    new AppError(400, "bad-request/can't-create", message, field ? { field } : {}),
+  cantUpdate: (message: string, field?: string) =>
+    new AppError(400, "bad-request/can't-update", message, field ? { field } : {}),
+  cantDelete: (message: string, details?: Record<string, unknown>) =>
+    new AppError(400, "bad-request/can't-delete", message, details ? { details } : {}),
   duplicateCode: (code: string, locationId: string) =>
-    new AppError(400, 'bad-request/duplicate-code', `Zone code ${code} is already used in location ${locationId}`, { field: 'code' }),
+    new AppError(400, 'bad-request/duplicate-code', `Zone code ${code} is already used in location ${locationId}`, {
+      field: 'code',
+    }),
 };
 
 /**
@@ -139,7 +163,12 @@ export class LocationService {
     const defaultId = await this.locations.defaultIdFrom(await this.locations.systemRaw()); // the system location exists from the first read on
     const filter = this.filter(f);
     const [docs, total] = await Promise.all([
-      this.col.find(filter).sort(LIST_ORDER).skip((f.page - 1) * f.limit).limit(f.limit).toArray(),
+      this.col
+        .find(filter)
+        .sort(LIST_ORDER)
+        .skip((f.page - 1) * f.limit)
+        .limit(f.limit)
+        .toArray(),
       this.col.countDocuments(filter),
     ]);
     return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };
@@ -152,7 +181,11 @@ export class LocationService {
 
   async create(input: LocationInput): Promise<LocationDoc> {
     // the default is where stock and orders go when none is named: it must be able to take them
-    if (input.isDefault && input.status === 'inactive') throw locationErrors.cantCreate('An inactive location cannot be the default: create it active, or without isDefault', 'status');
+    if (input.isDefault && input.status === 'inactive')
+      throw locationErrors.cantCreate(
+        'An inactive location cannot be the default: create it active, or without isDefault',
+        'status',
+      );
     await this.locations.systemRaw();
     const now = new Date();
     const _id = newId('loc');
@@ -178,16 +211,33 @@ export class LocationService {
 
   async update(id: string, patch: LocationPatch): Promise<LocationDoc> {
     const doc = await this.require(id);
-    if (doc.managedBy) throw locationErrors.cantUpdate(`Location ${id} is managed by the integration ${doc.managedBy}; change it there, or remove it from the integration first`);
-    if (!doc.isSystem && patch.status === 'inactive' && patch.isDefault !== false && (patch.isDefault === true || (await this.find(id))?.isDefault)) {
-      throw locationErrors.cantUpdate('The default location cannot be made inactive: make another location the default first (POST /locations/{id}/set-default)', 'status');
+    if (doc.managedBy)
+      throw locationErrors.cantUpdate(
+        `Location ${id} is managed by the integration ${doc.managedBy}; change it there, or remove it from the integration first`,
+      );
+    if (
+      !doc.isSystem &&
+      patch.status === 'inactive' &&
+      patch.isDefault !== false &&
+      (patch.isDefault === true || (await this.find(id))?.isDefault)
+    ) {
+      throw locationErrors.cantUpdate(
+        'The default location cannot be made inactive: make another location the default first (POST /locations/{id}/set-default)',
+        'status',
+      );
     }
     if (doc.isSystem) {
       if (patch.isDefault === false) {
-        throw locationErrors.systemLocation('The system location cannot lose isDefault: make another location the default (POST /locations/{id}/set-default) instead');
+        throw locationErrors.systemLocation(
+          'The system location cannot lose isDefault: make another location the default (POST /locations/{id}/set-default) instead',
+        );
       }
-      if (patch.type !== undefined && patch.type !== 'location') throw locationErrors.systemLocation('The system location is always of type location');
-      if (patch.status === 'inactive') throw locationErrors.systemLocation('The system location is always active (it is the default whenever no other location is)');
+      if (patch.type !== undefined && patch.type !== 'location')
+        throw locationErrors.systemLocation('The system location is always of type location');
+      if (patch.status === 'inactive')
+        throw locationErrors.systemLocation(
+          'The system location is always active (it is the default whenever no other location is)',
+        );
     }
     const $set: Record<string, unknown> = { updatedAt: new Date() };
     const $unset: Record<string, ''> = {};
@@ -245,10 +295,16 @@ export class LocationService {
     const doc = await this.require(id);
     if (doc.isSystem) throw locationErrors.systemLocation('The system location cannot be deleted');
     if (doc.managedBy) {
-      throw locationErrors.cantDelete(`Location ${id} is managed by the integration ${doc.managedBy}; remove it from the integration first`, { managedBy: doc.managedBy });
+      throw locationErrors.cantDelete(
+        `Location ${id} is managed by the integration ${doc.managedBy}; remove it from the integration first`,
+        { managedBy: doc.managedBy },
+      );
     }
     const stock = this.tenantDb.collection(stockLevelsRead);
-    const holding = await stock.find({ locationId: id, onHand: { $gt: 0 } }).limit(5).toArray();
+    const holding = await stock
+      .find({ locationId: id, onHand: { $gt: 0 } })
+      .limit(5)
+      .toArray();
     if (holding.length) {
       const skus = await stock.countDocuments({ locationId: id, onHand: { $gt: 0 } });
       throw locationErrors.cantDelete(
@@ -270,12 +326,18 @@ export class LocationService {
 
   /** Locations with exactly this postal code (ignoring case and surrounding spaces). */
   async byPostalCode(postalCode: string, limit: number): Promise<{ docs: LocationDoc[]; total: number }> {
-    return this.listWhere({ 'address.postalCode': new RegExp(`^${escapeRegex(postalCode.trim())}$`, 'i') } as Filter<LocationDoc>, limit);
+    return this.listWhere(
+      { 'address.postalCode': new RegExp(`^${escapeRegex(postalCode.trim())}$`, 'i') } as Filter<LocationDoc>,
+      limit,
+    );
   }
 
   private async listWhere(filter: Filter<LocationDoc>, limit: number): Promise<{ docs: LocationDoc[]; total: number }> {
     const defaultId = await this.locations.defaultIdFrom(await this.locations.systemRaw());
-    const [docs, total] = await Promise.all([this.col.find(filter).sort(LIST_ORDER).limit(limit).toArray(), this.col.countDocuments(filter)]);
+    const [docs, total] = await Promise.all([
+      this.col.find(filter).sort(LIST_ORDER).limit(limit).toArray(),
+      this.col.countDocuments(filter),
+    ]);
     return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };
   }
 
@@ -283,7 +345,15 @@ export class LocationService {
     await this.require(locationId);
     const code = normalizeZoneCode(input.code);
     const now = new Date();
-    const zone: Omit<ZoneDoc, 'tenantId'> = { _id: zoneKey(this.tenantDb.tenantId, locationId, code), locationId, code, name: input.name.trim(), type: input.type, createdAt: now, updatedAt: now };
+    const zone: Omit<ZoneDoc, 'tenantId'> = {
+      _id: zoneKey(this.tenantDb.tenantId, locationId, code),
+      locationId,
+      code,
+      name: input.name.trim(),
+      type: input.type,
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
       await this.zones.insertOne(zone);
     } catch (err) {
@@ -307,7 +377,8 @@ export class LocationService {
     await this.require(locationId);
     const key = zoneKey(this.tenantDb.tenantId, locationId, code);
     const zone = await this.zones.findOne({ _id: key });
-    if (!zone || !(await this.zones.deleteById(key))) throw locationErrors.notFound(`No zone ${normalizeZoneCode(code)} in location ${locationId}`, 'code');
+    if (!zone || !(await this.zones.deleteById(key)))
+      throw locationErrors.notFound(`No zone ${normalizeZoneCode(code)} in location ${locationId}`, 'code');
     return zone;
   }
 }

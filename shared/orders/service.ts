@@ -5,7 +5,14 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { productSkus, products } from '../products/collections';
-import { orderComments, orders, type OrderComment, type OrderDoc, type OrderEvent, type OrderItem } from './collections';
+import {
+  orderComments,
+  orders,
+  type OrderComment,
+  type OrderDoc,
+  type OrderEvent,
+  type OrderItem,
+} from './collections';
 import { canMove, NEEDS_REASON, NEXT, type OrderState } from './lifecycle';
 
 export const orderErrors = {
@@ -18,7 +25,11 @@ export const orderErrors = {
       `Order ${id} is ${from}; it cannot move to ${to}. Allowed moves from ${from}: ${NEXT[from].length ? NEXT[from].join(', ') : 'none (final state)'}`,
     ),
   duplicateExternalId: (externalId: string, id?: string) =>
-    new AppError(409, 'orders:duplicate_external_id', `An order with externalId ${externalId} already exists${id ? ` (${id})` : ''}`),
+    new AppError(
+      409,
+      'orders:duplicate_external_id',
+      `An order with externalId ${externalId} already exists${id ? ` (${id})` : ''}`,
+    ),
 };
 
 export interface NewOrder {
@@ -32,7 +43,12 @@ export interface NewOrder {
 const cents = (n: number) => Math.round(n * 100);
 const money = (c: number) => c / 100;
 
-function event(type: OrderEvent['type'], actor: string, details: Record<string, unknown>, timestamp = new Date()): OrderEvent {
+function event(
+  type: OrderEvent['type'],
+  actor: string,
+  details: Record<string, unknown>,
+  timestamp = new Date(),
+): OrderEvent {
   return { id: new ObjectId().toHexString(), type, actor, timestamp, details };
 }
 
@@ -65,9 +81,12 @@ export class Orders {
     const taxRate = tenant?.settings.taxRate ?? 0;
     const items = await this.priceItems(input.items);
     const currencies = new Set(items.map((i) => i.currency));
-    if (currencies.size > 1) throw orderErrors.invalid(`items are priced in more than one currency (${[...currencies].join(', ')})`);
+    if (currencies.size > 1)
+      throw orderErrors.invalid(`items are priced in more than one currency (${[...currencies].join(', ')})`);
     const subtotalCents = items.reduce((sum, i) => sum + cents(i.lineTotal), 0);
-    const taxCents = Math.round(items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0) * taxRate);
+    const taxCents = Math.round(
+      items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0) * taxRate,
+    );
     const now = new Date();
     const doc: OrderDoc = {
       _id: new ObjectId(),
@@ -100,11 +119,18 @@ export class Orders {
 
   private async priceItems(lines: NewOrder['items']): Promise<(OrderItem & { currency: string })[]> {
     const skus = [...new Set(lines.map((l) => l.sku.toUpperCase()))];
-    const claims = await this.tenantDb.collection(productSkus).find({ sku: { $in: skus } }).toArray();
+    const claims = await this.tenantDb
+      .collection(productSkus)
+      .find({ sku: { $in: skus } })
+      .toArray();
     const missing = skus.filter((s) => !claims.some((c) => c.sku === s));
-    if (missing.length) throw orderErrors.invalid(`items reference SKUs that are not in the catalog: ${missing.join(', ')}`);
+    if (missing.length)
+      throw orderErrors.invalid(`items reference SKUs that are not in the catalog: ${missing.join(', ')}`);
     const ids = [...new Set(claims.map((c) => c.productId))].map((id) => new ObjectId(id));
-    const docs = await this.tenantDb.collection(products).find({ _id: { $in: ids } }).toArray();
+    const docs = await this.tenantDb
+      .collection(products)
+      .find({ _id: { $in: ids } })
+      .toArray();
     return lines.map((line) => {
       const sku = line.sku.toUpperCase();
       const product = docs.find((d) => d.sku === sku || d.variants.some((v) => v.sku === sku));
@@ -127,9 +153,12 @@ export class Orders {
     const filter: Filter<OrderDoc> = {};
     if (q.status?.length) filter.orderStatus = { $in: q.status as OrderState[] };
     if (q.externalId) filter.externalId = q.externalId;
-    if (q.from || q.to) filter.createdAt = { ...(q.from ? { $gte: new Date(q.from) } : {}), ...(q.to ? { $lte: new Date(q.to) } : {}) };
+    if (q.from || q.to)
+      filter.createdAt = { ...(q.from ? { $gte: new Date(q.from) } : {}), ...(q.to ? { $lte: new Date(q.to) } : {}) };
     const [docs, total] = await Promise.all([
-      this.orders.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit }).toArray(),
+      this.orders
+        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
+        .toArray(),
       this.orders.countDocuments(filter),
     ]);
     return { docs, total };
@@ -210,7 +239,9 @@ export class Orders {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       // a retried request: the comment is already there once
-      const existing = await this.tenantDb.collection(orderComments).findOne({ orderId: doc.orderId, idempotencyKey: doc.idempotencyKey });
+      const existing = await this.tenantDb
+        .collection(orderComments)
+        .findOne({ orderId: doc.orderId, idempotencyKey: doc.idempotencyKey });
       if (!existing) throw err;
       return existing;
     }
@@ -219,10 +250,25 @@ export class Orders {
   /** Comments and audit events of an order, oldest first. */
   async activity(id: string) {
     const order = await this.get(id);
-    const comments = await this.tenantDb.collection(orderComments).find({ orderId: order._id.toHexString() }, { sort: { timestamp: 1, _id: 1 } }).toArray();
+    const comments = await this.tenantDb
+      .collection(orderComments)
+      .find({ orderId: order._id.toHexString() }, { sort: { timestamp: 1, _id: 1 } })
+      .toArray();
     const entries = [
-      ...order.audit.map((e) => ({ id: e.id, type: e.type, actor: e.actor, timestamp: e.timestamp, details: e.details })),
-      ...comments.map((c) => ({ id: c._id.toHexString(), type: 'comment' as const, actor: c.actor, timestamp: c.timestamp, details: { comment: c.comment } })),
+      ...order.audit.map((e) => ({
+        id: e.id,
+        type: e.type,
+        actor: e.actor,
+        timestamp: e.timestamp,
+        details: e.details,
+      })),
+      ...comments.map((c) => ({
+        id: c._id.toHexString(),
+        type: 'comment' as const,
+        actor: c.actor,
+        timestamp: c.timestamp,
+        details: { comment: c.comment },
+      })),
     ];
     return entries.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime() || (a.id < b.id ? -1 : 1));
   }

@@ -53,7 +53,14 @@ export class Catalog {
       const owners = await Promise.all(components.map((sku) => this.skuOwner(sku)));
       const found = new Set(components.filter((_, i) => owners[i]));
       const missing = product.bundleConfig!.components.flatMap((c, i) =>
-        found.has(c.productSku) ? [] : [{ field: `bundleConfig.components.${i}.productSku`, message: `references no product or variant SKU of the tenant (${c.productSku})` }],
+        found.has(c.productSku)
+          ? []
+          : [
+              {
+                field: `bundleConfig.components.${i}.productSku`,
+                message: `references no product or variant SKU of the tenant (${c.productSku})`,
+              },
+            ],
       );
       if (missing.length) throw validationError(missing);
     }
@@ -79,7 +86,10 @@ export class Catalog {
         const existing = await this.products.findOne({ _id });
         if (existing && existing.sku === product.sku) return existing;
       }
-      await this.release(_id.toHexString(), skusOf(product).map((s) => s.sku));
+      await this.release(
+        _id.toHexString(),
+        skusOf(product).map((s) => s.sku),
+      );
       if (isDuplicateKeyError(err)) throw duplicate(product.sku, 'product');
       throw err;
     }
@@ -95,24 +105,46 @@ export class Catalog {
   async insertMany(entries: { product: ProductInput; _id: ObjectId }[]): Promise<(ProductDoc | AppError)[]> {
     const now = new Date();
     const claims = entries.flatMap((e, entry) =>
-      skusOf(e.product).map((s) => ({ entry, doc: { _id: claimId(this.tenantDb.tenantId, s.sku), sku: s.sku, kind: s.kind, productId: e._id.toHexString(), createdAt: now } })),
+      skusOf(e.product).map((s) => ({
+        entry,
+        doc: {
+          _id: claimId(this.tenantDb.tenantId, s.sku),
+          sku: s.sku,
+          kind: s.kind,
+          productId: e._id.toHexString(),
+          createdAt: now,
+        },
+      })),
     );
     const alone = new Set<number>();
-    await this.skus.insertMany(claims.map((c) => c.doc), { ordered: false }).catch((err) => {
-      const failed = duplicateKeyIndexes(err);
-      if (!failed) throw err;
-      for (const i of failed) alone.add(claims[i].entry);
-    });
-    const batch = entries.map((e, i) => ({ i, doc: { ...e.product, _id: e._id, createdAt: now, updatedAt: now, version: 1 } })).filter((b) => !alone.has(b.i));
-    if (batch.length) {
-      await this.products.insertMany(batch.map((b) => b.doc), { ordered: false }).catch((err) => {
+    await this.skus
+      .insertMany(
+        claims.map((c) => c.doc),
+        { ordered: false },
+      )
+      .catch((err) => {
         const failed = duplicateKeyIndexes(err);
         if (!failed) throw err;
-        for (const i of failed) alone.add(batch[i].i);
+        for (const i of failed) alone.add(claims[i].entry);
       });
+    const batch = entries
+      .map((e, i) => ({ i, doc: { ...e.product, _id: e._id, createdAt: now, updatedAt: now, version: 1 } }))
+      .filter((b) => !alone.has(b.i));
+    if (batch.length) {
+      await this.products
+        .insertMany(
+          batch.map((b) => b.doc),
+          { ordered: false },
+        )
+        .catch((err) => {
+          const failed = duplicateKeyIndexes(err);
+          if (!failed) throw err;
+          for (const i of failed) alone.add(batch[i].i);
+        });
     }
     const results: (ProductDoc | AppError)[] = [];
-    for (const b of batch) if (!alone.has(b.i)) results[b.i] = { ...b.doc, tenantId: this.tenantDb.tenantId } as ProductDoc;
+    for (const b of batch)
+      if (!alone.has(b.i)) results[b.i] = { ...b.doc, tenantId: this.tenantDb.tenantId } as ProductDoc;
     for (const i of [...alone].sort((a, b) => a - b)) {
       try {
         results[i] = await this.insert(entries[i].product, entries[i]._id);
@@ -154,18 +186,32 @@ export class Catalog {
         { returnDocument: 'after' },
       );
     } catch (err) {
-      await this.release(productId, added.map((s) => s.sku));
+      await this.release(
+        productId,
+        added.map((s) => s.sku),
+      );
       if (isDuplicateKeyError(err)) throw duplicate(product.sku, 'product');
       throw err;
     }
     if (!written) {
-      await this.release(productId, added.map((s) => s.sku));
-      throw new AppError(409, 'conflict', `Product ${id} was changed by another request while this one was applied; read it again and retry`);
+      await this.release(
+        productId,
+        added.map((s) => s.sku),
+      );
+      throw new AppError(
+        409,
+        'conflict',
+        `Product ${id} was changed by another request while this one was applied; read it again and retry`,
+      );
     }
     // a claim's kind follows the SKU's role (a variant SKU may become the product's): only once the write held
-    for (const s of after.filter((s) => before.has(s.sku))) await this.skus.updateOne({ sku: s.sku, productId }, { $set: { kind: s.kind } });
+    for (const s of after.filter((s) => before.has(s.sku)))
+      await this.skus.updateOne({ sku: s.sku, productId }, { $set: { kind: s.kind } });
     const keep = new Set(after.map((s) => s.sku));
-    await this.release(productId, [...before].filter((s) => !keep.has(s)));
+    await this.release(
+      productId,
+      [...before].filter((s) => !keep.has(s)),
+    );
     return written;
   }
 
@@ -207,7 +253,13 @@ export class Catalog {
     for (const { sku, kind } of wanted) {
       for (let attempt = 0; ; attempt++) {
         try {
-          await this.skus.insertOne({ _id: claimId(this.tenantDb.tenantId, sku), sku, kind, productId, createdAt: new Date() });
+          await this.skus.insertOne({
+            _id: claimId(this.tenantDb.tenantId, sku),
+            sku,
+            kind,
+            productId,
+            createdAt: new Date(),
+          });
           taken.push(sku);
           break;
         } catch (err) {
@@ -240,15 +292,21 @@ export class Catalog {
 }
 
 export function duplicate(sku: string, kind: 'product' | 'variant', productId?: string): AppError {
-  return new AppError(409, 'duplicate-sku', `SKU ${sku} is already used by ${kind === 'product' ? 'a product' : 'a variant'} of this tenant`, {
-    field: 'sku',
-    details: { sku, collidesWith: kind, ...(productId ? { productId } : {}) },
-  });
+  return new AppError(
+    409,
+    'duplicate-sku',
+    `SKU ${sku} is already used by ${kind === 'product' ? 'a product' : 'a variant'} of this tenant`,
+    {
+      field: 'sku',
+      details: { sku, collidesWith: kind, ...(productId ? { productId } : {}) },
+    },
+  );
 }
 
 /** Top-level fields the old document has and the replacement drops (a full update removes them). */
 function unsetOf(current: object, replacement: object): Record<string, ''> {
   const unset: Record<string, ''> = {};
-  for (const key of Object.keys(current)) if (!(key in replacement) && key !== 'tenantId' && key !== '_id') unset[key] = '';
+  for (const key of Object.keys(current))
+    if (!(key in replacement) && key !== 'tenantId' && key !== '_id') unset[key] = '';
   return unset;
 }

@@ -35,10 +35,7 @@ export interface SkuClaim {
 export const productSkus = defineCollection<SkuClaim>({
   name: 'product_skus',
   scope: 'tenant',
-  indexes: [
-    { key: { tenantId: 1, sku: 1 }, options: { unique: true } },
-    { key: { tenantId: 1, productId: 1 } },
-  ],
+  indexes: [{ key: { tenantId: 1, sku: 1 }, options: { unique: true } }, { key: { tenantId: 1, productId: 1 } }],
 });
 
 export function claimId(tenantId: string, sku: string): string {

@@ -47,12 +47,16 @@ export function normalizeProduct(input: ProductInput): ProductInput {
         for (const c of m.inventoryConsumption) c.sku = c.sku.toUpperCase();
       });
     });
-    if (p.modifiersConfig.conditions) p.modifiersConfig.conditions.variantSkus = p.modifiersConfig.conditions.variantSkus.map((s) => s.toUpperCase());
+    if (p.modifiersConfig.conditions)
+      p.modifiersConfig.conditions.variantSkus = p.modifiersConfig.conditions.variantSkus.map((s) => s.toUpperCase());
   }
   return p;
 }
 
 /** Every SKU a product occupies in the tenant's one SKU space, with what holds it. */
 export function skusOf(p: Pick<ProductInput, 'sku' | 'variants'>): { sku: string; kind: 'product' | 'variant' }[] {
-  return [{ sku: p.sku, kind: 'product' as const }, ...p.variants.map((v) => ({ sku: v.sku, kind: 'variant' as const }))];
+  return [
+    { sku: p.sku, kind: 'product' as const },
+    ...p.variants.map((v) => ({ sku: v.sku, kind: 'variant' as const })),
+  ];
 }

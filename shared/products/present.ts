@@ -1,7 +1,17 @@
 import type { ProductDoc } from './types';
 
 /** What `extend` can add to a list item; `all` is every one of them. `inventory` (stock from the ledger) is added by the routes (shared/inventory/stock-view.ts). */
-export const EXTENDS = ['variants', 'options', 'description', 'bindings', 'metadata', 'inventory', 'dimensions', 'seo', 'all'] as const;
+export const EXTENDS = [
+  'variants',
+  'options',
+  'description',
+  'bindings',
+  'metadata',
+  'inventory',
+  'dimensions',
+  'seo',
+  'all',
+] as const;
 export type Extend = (typeof EXTENDS)[number];
 
 /** The fields every list item carries without `extend`. */

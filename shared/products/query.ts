@@ -19,7 +19,10 @@ export function escapeRegex(text: string): string {
 /** A comma-separated query value as a list (`brands=Acme,Globex`). */
 export function commaList(value: unknown): string[] | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  const parts = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+  const parts = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => String(v).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   return parts.length ? parts : undefined;
 }
 
@@ -45,7 +48,9 @@ export function searchClause(q: string): { clause: Filter<ProductDoc>; strategy:
   const tokens = q.trim().split(/\s+/).filter(Boolean).slice(0, 10);
   const one = (token: string): Filter<ProductDoc> => {
     const re = new RegExp(escapeRegex(token), 'i');
-    return { $or: [{ sku: re }, { 'variants.sku': re }, { 'title.value': re }, { brand: re }, { tags: re }] } as Filter<ProductDoc>;
+    return {
+      $or: [{ sku: re }, { 'variants.sku': re }, { 'title.value': re }, { brand: re }, { tags: re }],
+    } as Filter<ProductDoc>;
   };
   if (tokens.length <= 1) return { clause: one(tokens[0] ?? ''), strategy: 'regex' };
   return { clause: { $and: tokens.map(one) } as Filter<ProductDoc>, strategy: 'tokens' };
@@ -60,7 +65,10 @@ export function buildFilter(f: ProductFilters): { filter: Filter<ProductDoc>; se
     searchStrategy = strategy;
   }
   if (f.status?.length) and.push({ status: { $in: f.status } } as Filter<ProductDoc>);
-  if (f.category) and.push({ $or: [{ 'category.id': f.category }, { 'category.name': f.category }, { 'category.path': f.category }] } as Filter<ProductDoc>);
+  if (f.category)
+    and.push({
+      $or: [{ 'category.id': f.category }, { 'category.name': f.category }, { 'category.path': f.category }],
+    } as Filter<ProductDoc>);
   if (f.brands?.length) and.push({ brand: { $in: f.brands } });
   if (f.minPrice !== undefined) and.push({ price: { $gte: f.minPrice } });
   if (f.maxPrice !== undefined) and.push({ price: { $lte: f.maxPrice } });
@@ -70,7 +78,13 @@ export function buildFilter(f: ProductFilters): { filter: Filter<ProductDoc>; se
   return { filter, searchStrategy };
 }
 
-export const SORT_FIELDS: Record<string, string> = { createdAt: 'createdAt', updatedAt: 'updatedAt', price: 'price', sku: 'sku', title: 'title.value' };
+export const SORT_FIELDS: Record<string, string> = {
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  price: 'price',
+  sku: 'sku',
+  title: 'title.value',
+};
 
 /** `-price` → price descending; ties broken by _id so pages never overlap. */
 export function buildSort(sort = '-createdAt'): Sort {

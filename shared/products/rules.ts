@@ -9,14 +9,17 @@ import type { ProductInput } from './types';
  * and for fields the service computes. Sending any of them is a 400 that says so.
  */
 const ELSEWHERE: Record<string, string> = {
-  inventoryQuantity: 'is not stored on the product: stock lives in the inventory service (PUT /inventory/location/{id}/product/{sku} or POST /inventory/bulk-update)',
-  stock: 'is not stored on the product: stock lives in the inventory service (PUT /inventory/location/{id}/product/{sku}); responses show it as variants.stock',
+  inventoryQuantity:
+    'is not stored on the product: stock lives in the inventory service (PUT /inventory/location/{id}/product/{sku} or POST /inventory/bulk-update)',
+  stock:
+    'is not stored on the product: stock lives in the inventory service (PUT /inventory/location/{id}/product/{sku}); responses show it as variants.stock',
   categoryString: 'is not stored: send category {id, name, path}',
   attributeGroups: 'is not stored: send attributes [{name, value, unit?}]',
   warranty: 'is not stored: send it as an attribute ({name: "warranty", value}) or a metafield',
   preparationTime: 'is not stored: send billOfMaterials.prepTimeMinutes',
   localization: 'is not stored: translations live in each translated field ({value, translations[{locale, value}]})',
-  marketplaceCategories: 'is not supported: assign them with POST /products/marketplace-categories (stored in metafields, namespace mkt_category)',
+  marketplaceCategories:
+    'is not supported: assign them with POST /products/marketplace-categories (stored in metafields, namespace mkt_category)',
   inventoryCost: 'is read-only: it is derived from the lot system',
   inventoryCostMethod: 'is read-only: it is derived from the lot system',
   embeddings: 'is read-only: embeddings are computed by the service',
@@ -44,7 +47,10 @@ function explain(err: ErrorObject): string | null {
 }
 
 export function validationError(fieldErrors: FieldError[]): AppError {
-  return new AppError(400, 'validation-error', `Invalid product: ${summarize(fieldErrors)}`, { field: fieldErrors[0]?.field, fieldErrors });
+  return new AppError(400, 'validation-error', `Invalid product: ${summarize(fieldErrors)}`, {
+    field: fieldErrors[0]?.field,
+    fieldErrors,
+  });
 }
 
 /**
@@ -59,17 +65,32 @@ const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).conca
 
 export function storabilityErrors(value: unknown, path = ''): FieldError[] {
   const here = path || '(body)';
-  if (typeof value === 'string') return wellFormed(value) ? [] : [{ field: here, message: 'is not well-formed Unicode (lone surrogate)' }];
+  if (typeof value === 'string')
+    return wellFormed(value) ? [] : [{ field: here, message: 'is not well-formed Unicode (lone surrogate)' }];
   if (Array.isArray(value)) {
     // FerretDB 1.x cannot store an array directly inside an array
-    if (value.some(Array.isArray)) return [{ field: here, message: 'nests an array directly in an array, which the store cannot keep' }];
+    if (value.some(Array.isArray))
+      return [{ field: here, message: 'nests an array directly in an array, which the store cannot keep' }];
     return value.flatMap((v, i) => storabilityErrors(v, path ? `${path}.${i}` : String(i)));
   }
   if (value && typeof value === 'object') {
     return Object.entries(value).flatMap(([k, v]) => {
       const field = path ? `${path}.${k}` : k;
-      if (RESERVED_KEYS.has(k) || k === '' || k.startsWith('$') || k.includes('.') || k.includes('\0') || !wellFormed(k)) {
-        return [{ field, message: 'is not a storable key (keys may not be empty, name an Object.prototype member, start with $ or contain "." or NUL)' }];
+      if (
+        RESERVED_KEYS.has(k) ||
+        k === '' ||
+        k.startsWith('$') ||
+        k.includes('.') ||
+        k.includes('\0') ||
+        !wellFormed(k)
+      ) {
+        return [
+          {
+            field,
+            message:
+              'is not a storable key (keys may not be empty, name an Object.prototype member, start with $ or contain "." or NUL)',
+          },
+        ];
       }
       return storabilityErrors(v, field);
     });
@@ -79,10 +100,16 @@ export function storabilityErrors(value: unknown, path = ''): FieldError[] {
 
 /** Schema validation with the messages above; fills defaults in place. Throws a 400. */
 export function validateProductInput(body: unknown): ProductInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw validationError([{ field: '(body)', message: 'must be a JSON object' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw validationError([{ field: '(body)', message: 'must be a JSON object' }]);
   const status = (body as { status?: unknown }).status;
   if (status !== undefined && !STATUSES.includes(status as never)) {
-    throw new AppError(400, 'invalid-status', `status must be one of ${STATUSES.join(', ')}; got ${JSON.stringify(status)}`, { field: 'status' });
+    throw new AppError(
+      400,
+      'invalid-status',
+      `status must be one of ${STATUSES.join(', ')}; got ${JSON.stringify(status)}`,
+      { field: 'status' },
+    );
   }
   const unstorable = storabilityErrors(body);
   if (unstorable.length) throw validationError(unstorable);
@@ -148,12 +175,16 @@ export function crossFieldErrors(p: ProductInput): FieldError[] {
     errs.push({ field: 'compareAtPrice', message: `must be greater than price (${p.price})` });
   }
   if (p.bundleConfig && p.productType !== 'bundle') {
-    errs.push({ field: 'bundleConfig', message: `is allowed only when productType is bundle (productType is ${p.productType})` });
+    errs.push({
+      field: 'bundleConfig',
+      message: `is allowed only when productType is bundle (productType is ${p.productType})`,
+    });
   }
   const optionIds = new Set((p.options ?? []).map((o) => o.id).filter(Boolean));
   const optionIdsSeen = new Set<string>();
   (p.options ?? []).forEach((o, i) => {
-    if (o.id && optionIdsSeen.has(o.id)) errs.push({ field: `options.${i}.id`, message: `duplicates option id ${o.id}` });
+    if (o.id && optionIdsSeen.has(o.id))
+      errs.push({ field: `options.${i}.id`, message: `duplicates option id ${o.id}` });
     if (o.id) optionIdsSeen.add(o.id);
   });
   const mediaIds = new Set((p.media ?? []).map((m) => m.id).filter(Boolean));
@@ -161,27 +192,50 @@ export function crossFieldErrors(p: ProductInput): FieldError[] {
   (p.variants ?? []).forEach((v, i) => {
     const vs = v.sku.toUpperCase();
     if (vs === sku) errs.push({ field: `variants.${i}.sku`, message: `equals the product's own SKU ${sku}` });
-    if (variantSkus.has(vs)) errs.push({ field: `variants.${i}.sku`, message: `duplicates variants.${variantSkus.get(vs)}.sku (${vs})` });
+    if (variantSkus.has(vs))
+      errs.push({ field: `variants.${i}.sku`, message: `duplicates variants.${variantSkus.get(vs)}.sku (${vs})` });
     variantSkus.set(vs, i);
     for (const key of ['parentSku', 'productSku'] as const) {
-      if (v[key] !== undefined && v[key]!.toUpperCase() !== sku) errs.push({ field: `variants.${i}.${key}`, message: `is set by the server to the product SKU ${sku}; got ${v[key]}` });
+      if (v[key] !== undefined && v[key]!.toUpperCase() !== sku)
+        errs.push({
+          field: `variants.${i}.${key}`,
+          message: `is set by the server to the product SKU ${sku}; got ${v[key]}`,
+        });
     }
     (v.options ?? []).forEach((o, j) => {
-      if (!optionIds.has(o.id)) errs.push({ field: `variants.${i}.options.${j}.id`, message: `references no product option id (known: ${[...optionIds].join(', ') || 'none'})` });
+      if (!optionIds.has(o.id))
+        errs.push({
+          field: `variants.${i}.options.${j}.id`,
+          message: `references no product option id (known: ${[...optionIds].join(', ') || 'none'})`,
+        });
     });
-    if (v.imageId !== undefined && !mediaIds.has(v.imageId)) errs.push({ field: `variants.${i}.imageId`, message: `references no media id of the product` });
+    if (v.imageId !== undefined && !mediaIds.has(v.imageId))
+      errs.push({ field: `variants.${i}.imageId`, message: `references no media id of the product` });
   });
   (p.metafields ?? []).forEach((m, i) => {
-    if (!metafieldValueOk(m.type ?? 'string', m.value)) errs.push({ field: `metafields.${i}.value`, message: `is not a valid ${m.type ?? 'string'} value` });
+    if (!metafieldValueOk(m.type ?? 'string', m.value))
+      errs.push({ field: `metafields.${i}.value`, message: `is not a valid ${m.type ?? 'string'} value` });
   });
   (p.bundleConfig?.components ?? []).forEach((c, i) => {
     const cs = c.productSku.toUpperCase();
-    if (cs === sku || variantSkus.has(cs)) errs.push({ field: `bundleConfig.components.${i}.productSku`, message: `is the bundle itself (${cs}); a bundle may not contain itself` });
+    if (cs === sku || variantSkus.has(cs))
+      errs.push({
+        field: `bundleConfig.components.${i}.productSku`,
+        message: `is the bundle itself (${cs}); a bundle may not contain itself`,
+      });
   });
   (p.modifiersConfig?.groups ?? []).forEach((g, i) => {
     const r = g.selectionRule;
-    if (r.maxSelections < r.minSelections) errs.push({ field: `modifiersConfig.groups.${i}.selectionRule.maxSelections`, message: 'must be at least minSelections' });
-    if (r.exactlyOne && (r.minSelections > 1 || r.maxSelections < 1)) errs.push({ field: `modifiersConfig.groups.${i}.selectionRule.exactlyOne`, message: 'contradicts minSelections/maxSelections' });
+    if (r.maxSelections < r.minSelections)
+      errs.push({
+        field: `modifiersConfig.groups.${i}.selectionRule.maxSelections`,
+        message: 'must be at least minSelections',
+      });
+    if (r.exactlyOne && (r.minSelections > 1 || r.maxSelections < 1))
+      errs.push({
+        field: `modifiersConfig.groups.${i}.selectionRule.exactlyOne`,
+        message: 'contradicts minSelections/maxSelections',
+      });
   });
   return errs;
 }

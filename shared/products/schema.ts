@@ -26,7 +26,16 @@ export const CONDITIONS = [
   'collectible-acceptable',
 ] as const;
 export const BARCODE_TYPES = ['upc', 'ean13', 'ean8', 'isbn', 'gtin14', 'code128', 'code39', 'qr', 'other'] as const;
-export const METAFIELD_TYPES = ['string', 'json', 'number_integer', 'number_decimal', 'date', 'date_time', 'url', 'boolean'] as const;
+export const METAFIELD_TYPES = [
+  'string',
+  'json',
+  'number_integer',
+  'number_decimal',
+  'date',
+  'date_time',
+  'url',
+  'boolean',
+] as const;
 export const BINDING_STATES = ['active', 'inactive', 'pending', 'error', 'paused'] as const;
 export const MODIFIER_CHANNEL_TYPES = ['rappi', 'ubereats', 'didifood', 'mercadolibre', 'amazon', 'other'] as const;
 
@@ -44,17 +53,29 @@ const obj = (properties: Record<string, JsonSchema>, required: string[] = [], ex
 });
 const list = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra });
 
-export const sku: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^\\S+$', description: 'stored UPPERCASE' };
+export const sku: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^\\S+$',
+  description: 'stored UPPERCASE',
+};
 
 /** `{value, translations[{locale, value}]}` */
 export const translated = (required = false): JsonSchema =>
   obj(
     {
       value: required ? nonEmpty(5000) : str(100_000),
-      translations: list(obj({ locale: { type: 'string', pattern: '^[a-z]{2,3}([-_][A-Za-z]{2,4})?$' }, value: str(100_000) }, ['locale', 'value']), {
-        default: [],
-        maxItems: 50,
-      }),
+      translations: list(
+        obj({ locale: { type: 'string', pattern: '^[a-z]{2,3}([-_][A-Za-z]{2,4})?$' }, value: str(100_000) }, [
+          'locale',
+          'value',
+        ]),
+        {
+          default: [],
+          maxItems: 50,
+        },
+      ),
     },
     ['value'],
   );
@@ -74,7 +95,10 @@ export const priceSchema: JsonSchema = obj(
   ['name', 'content', 'currency', 'target'],
   {
     allOf: [
-      { if: { properties: { target: { const: 'customers' } }, required: ['target'] }, then: { required: ['channels'] } },
+      {
+        if: { properties: { target: { const: 'customers' } }, required: ['target'] },
+        then: { required: ['channels'] },
+      },
       { if: { properties: { target: { const: 'client' } }, required: ['target'] }, then: { required: ['client'] } },
       { if: { properties: { target: { const: 'segment' } }, required: ['target'] }, then: { required: ['segment'] } },
     ],
@@ -112,7 +136,10 @@ export const categorySchema: JsonSchema = obj(
     id: str(200),
     name: nonEmpty(300),
     channels: list(nonEmpty(100), { default: [] }),
-    mappings: { type: 'object', description: 'per marketplace and country: {<marketplace>: {<country>: <category id>}}' },
+    mappings: {
+      type: 'object',
+      description: 'per marketplace and country: {<marketplace>: {<country>: <category id>}}',
+    },
     path: nonEmpty(1000),
     selectable: { type: 'boolean', default: true },
   },
@@ -134,7 +161,11 @@ export const bindingSchema: JsonSchema = obj(
     id,
     channelId: nonEmpty(100),
     handle: nonEmpty(500),
-    type: { type: 'string', enum: BINDABLE_SPELLINGS, description: 'channel type; either spelling of a type is accepted and stored canonical' },
+    type: {
+      type: 'string',
+      enum: BINDABLE_SPELLINGS,
+      description: 'channel type; either spelling of a type is accepted and stored canonical',
+    },
     status: { type: 'string', enum: BINDING_STATES },
     desiredStatus: { type: 'string', enum: BINDING_STATES },
     syncStatus: { type: 'string', enum: ['synced', 'pending', 'error'] },
@@ -174,7 +205,11 @@ const stockAlerts: JsonSchema = obj(
 
 export const supplyConfigSchema: JsonSchema = obj(
   {
-    supplyCategory: { type: 'string', enum: ['packaging', 'shipping', 'office', 'cleaning', 'tools', 'labels', 'other'], default: 'other' },
+    supplyCategory: {
+      type: 'string',
+      enum: ['packaging', 'shipping', 'office', 'cleaning', 'tools', 'labels', 'other'],
+      default: 'other',
+    },
     consumptionUnit: { ...nonEmpty(20), default: 'pza' },
     stockAlerts,
     typicalUsagePerOrder: { type: 'number', minimum: 0 },
@@ -184,21 +219,45 @@ export const supplyConfigSchema: JsonSchema = obj(
   ['consumptionUnit'],
 );
 
-const unit: JsonSchema = obj({ code: nonEmpty(20), name: nonEmpty(100), precision: { type: 'integer', minimum: 0, maximum: 6 } }, ['code', 'name']);
+const unit: JsonSchema = obj(
+  { code: nonEmpty(20), name: nonEmpty(100), precision: { type: 'integer', minimum: 0, maximum: 6 } },
+  ['code', 'name'],
+);
 
 export const materialConfigSchema: JsonSchema = obj(
   {
     baseUnit: unit,
-    alternativeUnits: list(obj({ code: nonEmpty(20), name: nonEmpty(100), factor: { type: 'number', exclusiveMinimum: 0 } }, ['code', 'factor']), { default: [] }),
-    costing: obj({ method: { type: 'string', enum: ['fifo', 'lifo', 'average', 'last_purchase'] }, currency }, ['method']),
+    alternativeUnits: list(
+      obj({ code: nonEmpty(20), name: nonEmpty(100), factor: { type: 'number', exclusiveMinimum: 0 } }, [
+        'code',
+        'factor',
+      ]),
+      { default: [] },
+    ),
+    costing: obj({ method: { type: 'string', enum: ['fifo', 'lifo', 'average', 'last_purchase'] }, currency }, [
+      'method',
+    ]),
     expiration: obj({
       expires: { type: 'boolean' },
       shelfLifeDays: { type: 'integer', minimum: 0 },
       expirationPolicy: { type: 'string', enum: ['fefo', 'fifo', 'discard', 'warn'] },
     }),
-    suppliers: list(obj({ supplierId: nonEmpty(100), name: str(200), sku: str(100), cost: money, currency, leadTimeDays: { type: 'integer', minimum: 0 } }, ['supplierId']), {
-      default: [],
-    }),
+    suppliers: list(
+      obj(
+        {
+          supplierId: nonEmpty(100),
+          name: str(200),
+          sku: str(100),
+          cost: money,
+          currency,
+          leadTimeDays: { type: 'integer', minimum: 0 },
+        },
+        ['supplierId'],
+      ),
+      {
+        default: [],
+      },
+    ),
     stockAlerts,
     lotTrackingEnabled: { type: 'boolean', default: false },
   },
@@ -217,7 +276,13 @@ export const billOfMaterialsSchema: JsonSchema = obj(
           unit: nonEmpty(20),
           required: { type: 'boolean', default: true },
           sequence: { type: 'integer', minimum: 0, description: 'assigned by the server in order, from 0' },
-          substitutes: list(obj({ materialSku: sku, conversionFactor: { type: 'number', exclusiveMinimum: 0 } }, ['materialSku', 'conversionFactor']), { default: [] }),
+          substitutes: list(
+            obj({ materialSku: sku, conversionFactor: { type: 'number', exclusiveMinimum: 0 } }, [
+              'materialSku',
+              'conversionFactor',
+            ]),
+            { default: [] },
+          ),
           notes: str(1000),
         },
         ['materialSku', 'quantity', 'unit'],
@@ -231,7 +296,10 @@ export const billOfMaterialsSchema: JsonSchema = obj(
   ['consumptionMode', 'yield', 'components'],
 );
 
-const channelBinding: JsonSchema = obj({ channelId: nonEmpty(100), externalGroupId: str(200), isEnabled: { type: 'boolean', default: true } }, ['channelId']);
+const channelBinding: JsonSchema = obj(
+  { channelId: nonEmpty(100), externalGroupId: str(200), isEnabled: { type: 'boolean', default: true } },
+  ['channelId'],
+);
 
 export const modifiersConfigSchema: JsonSchema = obj({
   enabled: { type: 'boolean', default: false },
@@ -260,13 +328,34 @@ export const modifiersConfigSchema: JsonSchema = obj({
               name: nonEmpty(300),
               type: { type: 'string', enum: ['addon', 'option', 'removal', 'substitution'], default: 'addon' },
               sku: str(100),
-              priceAdjustment: obj({ type: { type: 'string', enum: ['fixed', 'percentage', 'replace'] }, value: { type: 'number' }, currency }, ['type', 'value']),
-              inventoryConsumption: list(obj({ sku, quantity: { type: 'number', exclusiveMinimum: 0 }, unit: nonEmpty(20) }, ['sku', 'quantity', 'unit']), { default: [] }),
+              priceAdjustment: obj(
+                {
+                  type: { type: 'string', enum: ['fixed', 'percentage', 'replace'] },
+                  value: { type: 'number' },
+                  currency,
+                },
+                ['type', 'value'],
+              ),
+              inventoryConsumption: list(
+                obj({ sku, quantity: { type: 'number', exclusiveMinimum: 0 }, unit: nonEmpty(20) }, [
+                  'sku',
+                  'quantity',
+                  'unit',
+                ]),
+                { default: [] },
+              ),
               available: { type: 'boolean', default: true },
               isDefault: { type: 'boolean', default: false },
               position: { type: 'integer', minimum: 0 },
               channelBindings: list(
-                obj({ channelType: { type: 'string', enum: MODIFIER_CHANNEL_TYPES }, externalId: str(200), isEnabled: { type: 'boolean', default: true } }, ['channelType']),
+                obj(
+                  {
+                    channelType: { type: 'string', enum: MODIFIER_CHANNEL_TYPES },
+                    externalId: str(200),
+                    isEnabled: { type: 'boolean', default: true },
+                  },
+                  ['channelType'],
+                ),
                 { default: [] },
               ),
             },
@@ -284,8 +373,17 @@ export const modifiersConfigSchema: JsonSchema = obj({
   ),
   conditions: obj({
     variantSkus: list(sku, { default: [] }),
-    availableHours: obj({ start: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' }, end: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' } }, ['start', 'end']),
-    availableDays: list({ type: 'string', enum: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] }, { uniqueItems: true }),
+    availableHours: obj(
+      {
+        start: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' },
+        end: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' },
+      },
+      ['start', 'end'],
+    ),
+    availableDays: list(
+      { type: 'string', enum: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] },
+      { uniqueItems: true },
+    ),
   }),
 });
 
@@ -308,7 +406,9 @@ export const bundleConfigSchema: JsonSchema = obj(
   ['components'],
 );
 
-const optionSchema: JsonSchema = obj({ id, name: nonEmpty(100), values: list(nonEmpty(200), { default: [] }) }, ['name']);
+const optionSchema: JsonSchema = obj({ id, name: nonEmpty(100), values: list(nonEmpty(200), { default: [] }) }, [
+  'name',
+]);
 
 export const variantSchema: JsonSchema = obj(
   {
@@ -331,7 +431,9 @@ export const variantSchema: JsonSchema = obj(
     taxable: { type: 'boolean', default: true },
     shipping: shippingSchema,
     options: list(obj({ id, name: nonEmpty(100), value: nonEmpty(200) }, ['id', 'name', 'value']), { default: [] }),
-    bindings: list(obj({ id, channelId: nonEmpty(100), handle: nonEmpty(500) }, ['channelId', 'handle']), { default: [] }),
+    bindings: list(obj({ id, channelId: nonEmpty(100), handle: nonEmpty(500) }, ['channelId', 'handle']), {
+      default: [],
+    }),
     countryOfOrigin: { type: 'string', pattern: '^[A-Z]{2}$' },
     minAlertStock: { type: ['number', 'null'], minimum: 0, default: null },
     sellIfOutOfStock: { type: 'boolean', default: false },
@@ -366,7 +468,10 @@ export const productProperties: Record<string, JsonSchema> = {
   media: list(mediaSchema, { default: [], maxItems: 100 }),
   variants: list(variantSchema, { default: [], maxItems: 500 }),
   options: list(optionSchema, { default: [], maxItems: 20 }),
-  attributes: list(obj({ name: nonEmpty(200), value: { type: ['string', 'number', 'boolean'] }, unit: str(50) }, ['name', 'value']), { default: [] }),
+  attributes: list(
+    obj({ name: nonEmpty(200), value: { type: ['string', 'number', 'boolean'] }, unit: str(50) }, ['name', 'value']),
+    { default: [] },
+  ),
   shipping: shippingSchema,
   seo: obj({
     metaTitle: { type: 'string', maxLength: 60 },

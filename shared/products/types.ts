@@ -56,8 +56,14 @@ export interface ProductInput {
   costs: { id?: string }[];
   metafields: { namespace?: string; key: string; type: string; value: unknown }[];
   minAlertStock: number;
-  bundleConfig?: { inventoryMode: string; components: { productSku: string; variantMode: string; quantity: number; required: boolean }[] };
-  billOfMaterials?: { components: { materialSku: string; sequence?: number; substitutes: { materialSku: string }[] }[]; [more: string]: unknown };
+  bundleConfig?: {
+    inventoryMode: string;
+    components: { productSku: string; variantMode: string; quantity: number; required: boolean }[];
+  };
+  billOfMaterials?: {
+    components: { materialSku: string; sequence?: number; substitutes: { materialSku: string }[] }[];
+    [more: string]: unknown;
+  };
   modifiersConfig?: {
     enabled: boolean;
     groups: {

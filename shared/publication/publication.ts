@@ -21,7 +21,13 @@ export interface PublishOptions {
   locationId?: string;
 }
 
-export const OPTION_DEFAULTS: PublishOptions = { enableCategorization: true, forceRecategorization: false, includeInventory: true, includeVariants: true, forceUpdate: false };
+export const OPTION_DEFAULTS: PublishOptions = {
+  enableCategorization: true,
+  forceRecategorization: false,
+  includeInventory: true,
+  includeVariants: true,
+  forceUpdate: false,
+};
 
 /** One product's outcome in one publication: written as it happens, so a retried batch skips what is done. */
 export interface PublicationItem {
@@ -60,7 +66,12 @@ export const publicationLocks = defineCollection<PublicationLock>({
 const FINAL = ['completed', 'failed', 'cancelled'];
 
 /** Takes the channel's lock for a job: 409 EXPORT_IN_PROGRESS while another job of the channel runs. */
-export async function lockChannel(tenantDb: TenantDb, channelId: string, jobId: string, settle: (job: JobRecord) => Promise<JobRecord> = async (job) => job): Promise<void> {
+export async function lockChannel(
+  tenantDb: TenantDb,
+  channelId: string,
+  jobId: string,
+  settle: (job: JobRecord) => Promise<JobRecord> = async (job) => job,
+): Promise<void> {
   const locks = tenantDb.collection(publicationLocks);
   const _id = `${tenantDb.tenantId}:${channelId}`;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -75,12 +86,19 @@ export async function lockChannel(tenantDb: TenantDb, channelId: string, jobId: 
     const found = await tenantDb.collection(jobs).findOne({ _id: held.jobId });
     const holder = found && (await settle(found)); // a holder whose workflow ended unrecorded is over
     if (holder && !FINAL.includes(holder.status)) {
-      throw new AppError(409, 'EXPORT_IN_PROGRESS', `A publication to this channel is already running (${held.jobId})`, { details: { jobId: held.jobId, channelId } });
+      throw new AppError(
+        409,
+        'EXPORT_IN_PROGRESS',
+        `A publication to this channel is already running (${held.jobId})`,
+        { details: { jobId: held.jobId, channelId } },
+      );
     }
     // left by a job that ended without releasing it
     await locks.deleteOne({ _id, jobId: held.jobId });
   }
-  throw new AppError(409, 'EXPORT_IN_PROGRESS', 'A publication to this channel is starting; retry shortly', { details: { channelId } });
+  throw new AppError(409, 'EXPORT_IN_PROGRESS', 'A publication to this channel is starting; retry shortly', {
+    details: { channelId },
+  });
 }
 
 export async function unlockChannel(tenantDb: TenantDb, channelId: string, jobId: string): Promise<void> {
@@ -93,12 +111,24 @@ export type SelectionMode = 'single' | 'selected' | 'filtered' | 'all';
  * The products a publication covers, as ids. productIds may be product ids or SKUs (a variant's
  * SKU selects its product); an id or SKU the tenant lacks is a 400 naming it.
  */
-export async function resolveSelection(tenantDb: TenantDb, mode: SelectionMode, productIds: string[] | undefined, filters: Omit<ProductFilters, 'q'> & { q?: string } | undefined): Promise<string[]> {
+export async function resolveSelection(
+  tenantDb: TenantDb,
+  mode: SelectionMode,
+  productIds: string[] | undefined,
+  filters: (Omit<ProductFilters, 'q'> & { q?: string }) | undefined,
+): Promise<string[]> {
   const col = tenantDb.collection(products);
   if (mode === 'all' || mode === 'filtered') {
     const filter = mode === 'all' ? {} : buildFilter(filters ?? {}).filter;
-    const docs = await col.find(filter, { projection: { _id: 1 }, sort: { createdAt: 1, _id: 1 }, limit: MAX_PUBLICATION_PRODUCTS + 1 }).toArray();
-    if (docs.length > MAX_PUBLICATION_PRODUCTS) throw new AppError(400, 'bad-request', `The selection has more than ${MAX_PUBLICATION_PRODUCTS} products; narrow it with filters`);
+    const docs = await col
+      .find(filter, { projection: { _id: 1 }, sort: { createdAt: 1, _id: 1 }, limit: MAX_PUBLICATION_PRODUCTS + 1 })
+      .toArray();
+    if (docs.length > MAX_PUBLICATION_PRODUCTS)
+      throw new AppError(
+        400,
+        'bad-request',
+        `The selection has more than ${MAX_PUBLICATION_PRODUCTS} products; narrow it with filters`,
+      );
     return docs.map((d) => d._id.toHexString());
   }
   const catalog = new Catalog(tenantDb);
@@ -111,7 +141,11 @@ export async function resolveSelection(tenantDb: TenantDb, mode: SelectionMode, 
     if (id) ids.push(id);
     else unknown.push(ref);
   }
-  if (unknown.length) throw new AppError(400, 'bad-request', `No product with id or SKU: ${unknown.slice(0, 20).join(', ')}`, { field: 'productIds', details: { unknown } });
+  if (unknown.length)
+    throw new AppError(400, 'bad-request', `No product with id or SKU: ${unknown.slice(0, 20).join(', ')}`, {
+      field: 'productIds',
+      details: { unknown },
+    });
   return [...new Set(ids)];
 }
 
@@ -131,7 +165,10 @@ export async function selectionPage(
   if (mode === 'all' || mode === 'filtered') {
     const col = tenantDb.collection(products);
     const filter = mode === 'all' ? {} : buildFilter(filters ?? {}).filter;
-    const [docs, total] = await Promise.all([col.find(filter, { sort: { createdAt: 1, _id: 1 }, skip: (page - 1) * limit, limit }).toArray(), col.countDocuments(filter)]);
+    const [docs, total] = await Promise.all([
+      col.find(filter, { sort: { createdAt: 1, _id: 1 }, skip: (page - 1) * limit, limit }).toArray(),
+      col.countDocuments(filter),
+    ]);
     return { docs: docs as ProductDoc[], total };
   }
   const ids = await resolveSelection(tenantDb, mode, productIds, filters);
@@ -149,7 +186,9 @@ export function publishProblems(p: ProductDoc, channelType: string): string[] {
   const problems: string[] = [];
   if (!p.media?.length) problems.push('no image');
   if (!(p.price > 0)) problems.push('zero price');
-  const marketplace = ['mercadolibre', 't1', 'amazon', 'walmart', 'liverpool', 'coppel', 'tiktokshop'].includes(channelType);
+  const marketplace = ['mercadolibre', 't1', 'amazon', 'walmart', 'liverpool', 'coppel', 'tiktokshop'].includes(
+    channelType,
+  );
   if (marketplace && !p.category?.name) problems.push(`no category for ${channelType}`);
   const missing = [!p.title?.value && 'title', marketplace && !p.brand && 'brand'].filter(Boolean);
   if (missing.length) problems.push(`missing required attributes: ${missing.join(', ')}`);

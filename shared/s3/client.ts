@@ -1,9 +1,4 @@
-import {
-  CreateBucketCommand,
-  HeadBucketCommand,
-  PutBucketEncryptionCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, HeadBucketCommand, PutBucketEncryptionCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import type { S3Config } from '../config';
 
@@ -30,7 +25,9 @@ export async function ensureBucket(s3: S3Client, bucket: string): Promise<void> 
   await s3.send(
     new PutBucketEncryptionCommand({
       Bucket: bucket,
-      ServerSideEncryptionConfiguration: { Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      ServerSideEncryptionConfiguration: {
+        Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
     }),
   );
 }
@@ -42,7 +39,12 @@ export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
  * A presigned POST for one object: the key is chosen by the server, the size is 1 byte to the
  * limit, and SSE-S3 is a signed condition. The store itself refuses anything outside the policy.
  */
-export async function presignUpload(s3: S3Client, bucket: string, key: string, opts: { maxBytes?: number; expiresSeconds?: number } = {}) {
+export async function presignUpload(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  opts: { maxBytes?: number; expiresSeconds?: number } = {},
+) {
   const sse = { 'x-amz-server-side-encryption': 'AES256' };
   const { url, fields } = await createPresignedPost(s3, {
     Bucket: bucket,

@@ -18,7 +18,8 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 function keyOf(secretsKey: string): Buffer {
-  if (typeof secretsKey !== 'string' || secretsKey.length === 0) throw new Error('The secrets key is empty: set SECRETS_KEY');
+  if (typeof secretsKey !== 'string' || secretsKey.length === 0)
+    throw new Error('The secrets key is empty: set SECRETS_KEY');
   return createHash('sha256').update(secretsKey, 'utf8').digest();
 }
 
@@ -27,7 +28,12 @@ export function encryptSecret(plain: string, secretsKey: string): EncryptedSecre
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv(ALG, keyOf(secretsKey), iv, { authTagLength: TAG_BYTES });
   const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return { alg: ALG, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
+  return {
+    alg: ALG,
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  };
 }
 
 /** The plain text; throws when the record is malformed, was altered, or was made under another key. */
@@ -35,7 +41,8 @@ export function decryptSecret(enc: EncryptedSecret, secretsKey: string): string 
   if (!isEncryptedSecret(enc)) throw new Error('Not an encrypted secret of this service');
   const iv = Buffer.from(enc.iv, 'base64');
   const tag = Buffer.from(enc.tag, 'base64');
-  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('Not an encrypted secret of this service (bad iv or tag)');
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES)
+    throw new Error('Not an encrypted secret of this service (bad iv or tag)');
   const decipher = createDecipheriv(ALG, keyOf(secretsKey), iv, { authTagLength: TAG_BYTES });
   decipher.setAuthTag(tag);
   try {
@@ -49,5 +56,12 @@ export function decryptSecret(enc: EncryptedSecret, secretsKey: string): string 
 /** Whether a stored value has the shape of an EncryptedSecret (not whether it decrypts). */
 export function isEncryptedSecret(value: unknown): value is EncryptedSecret {
   const v = value as Partial<EncryptedSecret> | null;
-  return !!v && typeof v === 'object' && v.alg === ALG && typeof v.iv === 'string' && typeof v.tag === 'string' && typeof v.data === 'string';
+  return (
+    !!v &&
+    typeof v === 'object' &&
+    v.alg === ALG &&
+    typeof v.iv === 'string' &&
+    typeof v.tag === 'string' &&
+    typeof v.data === 'string'
+  );
 }

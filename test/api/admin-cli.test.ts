@@ -10,10 +10,14 @@ const { apiUrl, env } = testStack();
 
 /** `npm run admin -- …` as an operator runs it (tsx scripts/admin.ts), against the suite's database. */
 async function admin(...args: string[]): Promise<any> {
-  const { stdout } = await run(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'admin.ts'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, MONGODB_URI: env.MONGODB_URI, MONGODB_DB: env.MONGODB_DB },
-  });
+  const { stdout } = await run(
+    join(ROOT, 'node_modules', '.bin', 'tsx'),
+    [join(ROOT, 'scripts', 'admin.ts'), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, MONGODB_URI: env.MONGODB_URI, MONGODB_DB: env.MONGODB_DB },
+    },
+  );
   return JSON.parse(stdout);
 }
 
@@ -31,7 +35,16 @@ test('create a tenant, issue a key that works, list it without its secret, revok
   const tenant = await admin('tenant', 'create', '--name', 'Acme', '--tax-rate', '0.16');
   expect(tenant).toMatchObject({ name: 'Acme', status: 'active', settings: { taxRate: 0.16 } });
 
-  const issued = await admin('key', 'issue', '--tenant', tenant._id, '--scopes', 'products:read,orders:read', '--name', 'ci');
+  const issued = await admin(
+    'key',
+    'issue',
+    '--tenant',
+    tenant._id,
+    '--scopes',
+    'products:read,orders:read',
+    '--name',
+    'ci',
+  );
   expect(issued.key).toMatch(/^bok_/);
   expect(issued.scopes).toEqual(['products:read', 'orders:read']);
   const token = await http(apiUrl, 'POST', '/auth/token', { key: issued.key });

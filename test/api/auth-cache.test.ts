@@ -82,7 +82,10 @@ describe('Tenancy with a cache', () => {
   test('a resumption and a suspension at once never leave a suspended tenant with admitting keys', async () => {
     const t = await deps.tenantWithKey(['orders:read']);
     for (let round = 0; round < 8; round++) {
-      await Promise.all([deps.tenancy.setTenantStatus(t.tenantId, 'active'), deps.tenancy.setTenantStatus(t.tenantId, 'suspended')]);
+      await Promise.all([
+        deps.tenancy.setTenantStatus(t.tenantId, 'active'),
+        deps.tenancy.setTenantStatus(t.tenantId, 'suspended'),
+      ]);
       const { status } = (await deps.db.collection('tenants').findOne({ _id: t.tenantId as never }))!;
       const keys = await deps.db.collection('api_keys').find({ tenantId: t.tenantId }).toArray();
       // refusing while active is what an unfinished change may leave (re-running it completes it)
@@ -101,7 +104,9 @@ describe('AuthCache', () => {
       cache.set(before, 'kept', 'v');
       expect(cache.get('kept')).toBe('v');
       // a change lands while a lookup of 'late' is in flight (the epoch without the wait)
-      await deps.db.collection('auth_state').updateOne({ _id: 'epoch' as never }, { $inc: { value: 1 } }, { upsert: true });
+      await deps.db
+        .collection('auth_state')
+        .updateOne({ _id: 'epoch' as never }, { $inc: { value: 1 } }, { upsert: true });
       await cache.confirm();
       expect(cache.generation).toBeGreaterThan(before);
       expect(cache.get('kept')).toBeUndefined();
@@ -174,7 +179,9 @@ describe('through the API, with changes made from outside it', () => {
 
   test('a suspended tenant is refused by the first request after the suspension returns, under load', async () => {
     const t = await deps.tenantWithKey(['orders:read']);
-    const { before, after } = await underLoad([t.key, t.key, t.key], () => deps.tenancy.setTenantStatus(t.tenantId, 'suspended'));
+    const { before, after } = await underLoad([t.key, t.key, t.key], () =>
+      deps.tenancy.setTenantStatus(t.tenantId, 'suspended'),
+    );
     expect(before.length).toBeGreaterThan(3);
     expect(before.every((s) => s.status === 404)).toBe(true);
     expect(after.length).toBeGreaterThan(4);

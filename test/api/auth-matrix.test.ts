@@ -19,7 +19,10 @@ beforeAll(async () => {
   tenantA = await deps.tenantWithKey();
   tenantB = await deps.tenantWithKey();
   for (const { prefix } of AREAS) {
-    const res = await http(app.url, 'POST', `${prefix}/probe`, { key: tenantA.key, body: { id: `a${prefix.replace('/', '-')}`, name: 'of A' } });
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenantA.key,
+      body: { id: `a${prefix.replace('/', '-')}`, name: 'of A' },
+    });
     expect(res.status).toBe(201);
   }
 });
@@ -30,7 +33,8 @@ afterAll(async () => {
 });
 
 describe.each(AREAS)('$area area', ({ area, prefix, read, write, notFound }) => {
-  const invalidCode = area === 'inventory' || area === 'locations' ? 'bad-request/missing-tenant' : 'auth:invalid_token';
+  const invalidCode =
+    area === 'inventory' || area === 'locations' ? 'bad-request/missing-tenant' : 'auth:invalid_token';
   const path = `${prefix}/probe/a${prefix.replace('/', '-')}`;
 
   test('no Authorization header → 401', async () => {
@@ -39,15 +43,23 @@ describe.each(AREAS)('$area area', ({ area, prefix, read, write, notFound }) => 
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
 
-  test.each(['Token abcdefghijklmnopqrstuvwxyz', 'Bearer', 'Bearer short', 'Bearer has spaces in it ok', 'bok_nobearerprefix_aaaaaaaaaaaaaaaa'])(
-    'malformed header %p → 401',
-    async (header) => {
-      expectError(await http(app.url, 'GET', path, { headers: { authorization: header } }), 401, invalidCode, area);
-    },
-  );
+  test.each([
+    'Token abcdefghijklmnopqrstuvwxyz',
+    'Bearer',
+    'Bearer short',
+    'Bearer has spaces in it ok',
+    'bok_nobearerprefix_aaaaaaaaaaaaaaaa',
+  ])('malformed header %p → 401', async (header) => {
+    expectError(await http(app.url, 'GET', path, { headers: { authorization: header } }), 401, invalidCode, area);
+  });
 
   test('unknown key → 401', async () => {
-    expectError(await http(app.url, 'GET', path, { key: 'bok_thisKeyWasNeverIssuedToAnyoneAtAll_123' }), 401, invalidCode, area);
+    expectError(
+      await http(app.url, 'GET', path, { key: 'bok_thisKeyWasNeverIssuedToAnyoneAtAll_123' }),
+      401,
+      invalidCode,
+      area,
+    );
   });
 
   test('revoked key → 401, and so are its access tokens', async () => {
@@ -64,7 +76,10 @@ describe.each(AREAS)('$area area', ({ area, prefix, read, write, notFound }) => 
 
   test('missing scope → 403 auth:permission_denied naming the scope, and nothing written', async () => {
     const readOnly = await deps.tenancy.issueKey(tenantA.tenantId, [read]);
-    const res = await http(app.url, 'POST', `${prefix}/probe`, { key: readOnly.key, body: { id: 'x-denied', name: 'no' } });
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: readOnly.key,
+      body: { id: 'x-denied', name: 'no' },
+    });
     expectError(res, 403, 'auth:permission_denied', area);
     expect(JSON.stringify(res.body)).toContain(write);
     const noRead = await deps.tenancy.issueKey(tenantA.tenantId, [write]);
@@ -76,7 +91,12 @@ describe.each(AREAS)('$area area', ({ area, prefix, read, write, notFound }) => 
     const t = await deps.tenantWithKey();
     await http(app.url, 'POST', `${prefix}/probe`, { key: t.key, body: { id: `s-${t.tenantId}`, name: 'x' } });
     await deps.tenancy.setTenantStatus(t.tenantId, 'suspended');
-    expectError(await http(app.url, 'GET', `${prefix}/probe/s-${t.tenantId}`, { key: t.key }), 403, 'auth:permission_denied', area);
+    expectError(
+      await http(app.url, 'GET', `${prefix}/probe/s-${t.tenantId}`, { key: t.key }),
+      403,
+      'auth:permission_denied',
+      area,
+    );
     await deps.tenancy.setTenantStatus(t.tenantId, 'active');
     expect((await http(app.url, 'GET', `${prefix}/probe/s-${t.tenantId}`, { key: t.key })).status).toBe(200);
   });

@@ -55,7 +55,8 @@ async function create(o: Record<string, unknown> = {}, t: Tenant = A) {
 }
 
 const stored = (id: string) => deps.db.collection('channels').findOne({ _id: new ObjectId(id) });
-const storedOf = (t: Tenant) => deps.db.collection('channels').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
+const storedOf = (t: Tenant) =>
+  deps.db.collection('channels').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
 
 describe('create and read', () => {
   test('201 with the presented channel; the secret is stored only encrypted and decrypts to what was sent', async () => {
@@ -63,17 +64,38 @@ describe('create and read', () => {
     const res = await call('POST', '/channels', {
       name: `  ${P} Mercado Libre MX  `,
       type: 'mercado-libre',
-      settings: { endpointUrl: 'https://api.mercadolibre.example/items', siteId: 'MLM', rateLimitPerSecond: 10, timeoutMs: 15000, concurrency: 4 },
+      settings: {
+        endpointUrl: 'https://api.mercadolibre.example/items',
+        siteId: 'MLM',
+        rateLimitPerSecond: 10,
+        timeoutMs: 15000,
+        concurrency: 4,
+      },
       secret,
     });
     expect(res.status).toBe(201);
     const c = res.body;
-    expect(Object.keys(c).sort()).toEqual(['createdAt', 'hasSecret', 'id', 'name', 'settings', 'status', 'type', 'updatedAt']);
+    expect(Object.keys(c).sort()).toEqual([
+      'createdAt',
+      'hasSecret',
+      'id',
+      'name',
+      'settings',
+      'status',
+      'type',
+      'updatedAt',
+    ]);
     expect(c).toMatchObject({
       name: `${P} Mercado Libre MX`,
       type: 'mercadolibre',
       status: 'active',
-      settings: { endpointUrl: 'https://api.mercadolibre.example/items', siteId: 'MLM', rateLimitPerSecond: 10, timeoutMs: 15000, concurrency: 4 },
+      settings: {
+        endpointUrl: 'https://api.mercadolibre.example/items',
+        siteId: 'MLM',
+        rateLimitPerSecond: 10,
+        timeoutMs: 15000,
+        concurrency: 4,
+      },
       hasSecret: true,
     });
     expect(c.id).toMatch(/^[0-9a-f]{24}$/);
@@ -115,11 +137,23 @@ describe('create and read', () => {
 
   test('defaults: status active, no secret (hasSecret false, stored null), only the settings sent', async () => {
     const c = await create({ secret: undefined });
-    expect(c).toMatchObject({ status: 'active', hasSecret: false, settings: { endpointUrl: 'https://shop.example.com/api' } });
+    expect(c).toMatchObject({
+      status: 'active',
+      hasSecret: false,
+      settings: { endpointUrl: 'https://shop.example.com/api' },
+    });
     expect(Object.keys(c.settings)).toEqual(['endpointUrl']);
     expect((await stored(c.id))!.secret).toBeNull();
-    const inactive = await create({ status: 'disconnected', secret: null, settings: { endpointUrl: 'http://127.0.0.1:8080/hook' } });
-    expect(inactive).toMatchObject({ status: 'disconnected', hasSecret: false, settings: { endpointUrl: 'http://127.0.0.1:8080/hook' } });
+    const inactive = await create({
+      status: 'disconnected',
+      secret: null,
+      settings: { endpointUrl: 'http://127.0.0.1:8080/hook' },
+    });
+    expect(inactive).toMatchObject({
+      status: 'disconnected',
+      hasSecret: false,
+      settings: { endpointUrl: 'http://127.0.0.1:8080/hook' },
+    });
   });
 
   test('every spelling of an aliased type is stored and answered as the canonical type', async () => {
@@ -209,21 +243,43 @@ describe('list', () => {
 describe('update', () => {
   test('only the fields sent change; settings member by member; null removes an optional member', async () => {
     const secret = newSecret();
-    const c = await create({ settings: { endpointUrl: 'https://a.example/x', siteId: 'MX', rateLimitPerSecond: 5, timeoutMs: 1000 }, secret });
+    const c = await create({
+      settings: { endpointUrl: 'https://a.example/x', siteId: 'MX', rateLimitPerSecond: 5, timeoutMs: 1000 },
+      secret,
+    });
     await new Promise((r) => setTimeout(r, 5));
     const renamed = await call('PUT', `/channels/${c.id}`, { name: 'Renamed' });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toEqual({ ...c, name: 'Renamed', updatedAt: renamed.body.updatedAt });
     expect(renamed.body.updatedAt > c.updatedAt).toBe(true);
 
-    const settings = await call('PUT', `/channels/${c.id}`, { settings: { timeoutMs: 30000, siteId: null, concurrency: 8 }, status: 'inactive' });
+    const settings = await call('PUT', `/channels/${c.id}`, {
+      settings: { timeoutMs: 30000, siteId: null, concurrency: 8 },
+      status: 'inactive',
+    });
     expect(settings.status).toBe(200);
     expect(settings.body).toMatchObject({ name: 'Renamed', status: 'inactive', hasSecret: true });
-    expect(settings.body.settings).toEqual({ endpointUrl: 'https://a.example/x', rateLimitPerSecond: 5, timeoutMs: 30000, concurrency: 8 });
-    expect((await stored(c.id))!.settings).toEqual({ endpointUrl: 'https://a.example/x', rateLimitPerSecond: 5, timeoutMs: 30000, concurrency: 8 });
+    expect(settings.body.settings).toEqual({
+      endpointUrl: 'https://a.example/x',
+      rateLimitPerSecond: 5,
+      timeoutMs: 30000,
+      concurrency: 8,
+    });
+    expect((await stored(c.id))!.settings).toEqual({
+      endpointUrl: 'https://a.example/x',
+      rateLimitPerSecond: 5,
+      timeoutMs: 30000,
+      concurrency: 8,
+    });
 
-    const moved = await call('PUT', `/channels/${c.id}`, { type: 'T1-Comercios', settings: { endpointUrl: 'http://b.example:8080/y' } });
-    expect(moved.body).toMatchObject({ type: 't1', settings: { endpointUrl: 'http://b.example:8080/y', concurrency: 8 } });
+    const moved = await call('PUT', `/channels/${c.id}`, {
+      type: 'T1-Comercios',
+      settings: { endpointUrl: 'http://b.example:8080/y' },
+    });
+    expect(moved.body).toMatchObject({
+      type: 't1',
+      settings: { endpointUrl: 'http://b.example:8080/y', concurrency: 8 },
+    });
     expect(await call('GET', `/channels/${c.id}`).then((r) => r.body)).toEqual(moved.body);
     // the secret was never touched by these updates
     expect(decryptSecret((await stored(c.id))!.secret, secretsKey)).toBe(secret);
@@ -314,7 +370,11 @@ describe('400 on create: nothing is stored', () => {
     ['endpointUrl ftp', (b: any) => (b.settings = { endpointUrl: 'ftp://files.example/x' }), 'settings.endpointUrl'],
     ['endpointUrl without a host', (b: any) => (b.settings = { endpointUrl: 'https://' }), 'settings.endpointUrl'],
     ['endpointUrl relative', (b: any) => (b.settings = { endpointUrl: '/api/items' }), 'settings.endpointUrl'],
-    ['endpointUrl with credentials', (b: any) => (b.settings = { endpointUrl: 'https://user:pw@shop.example/api' }), 'settings.endpointUrl'],
+    [
+      'endpointUrl with credentials',
+      (b: any) => (b.settings = { endpointUrl: 'https://user:pw@shop.example/api' }),
+      'settings.endpointUrl',
+    ],
     ['rateLimitPerSecond 0', (b: any) => (b.settings.rateLimitPerSecond = 0), 'settings.rateLimitPerSecond'],
     ['rateLimitPerSecond 1001', (b: any) => (b.settings.rateLimitPerSecond = 1001), 'settings.rateLimitPerSecond'],
     ['timeoutMs 99', (b: any) => (b.settings.timeoutMs = 99), 'settings.timeoutMs'],
@@ -343,7 +403,18 @@ describe('400 on create: nothing is stored', () => {
     const res = await call('POST', '/channels', channelBody({ type: 'myspace' }));
     err(res, 400, 'validation-error');
     expect(res.body.field).toBe('type');
-    for (const s of ['mercadolibre', 'mercado-libre', 't1', 't1-comercios', 'amazon', 'walmart', 'shopify', 'woocommerce', 'custom']) expect(res.body.message).toContain(s);
+    for (const s of [
+      'mercadolibre',
+      'mercado-libre',
+      't1',
+      't1-comercios',
+      'amazon',
+      'walmart',
+      'shopify',
+      'woocommerce',
+      'custom',
+    ])
+      expect(res.body.message).toContain(s);
     const body = channelBody();
     delete (body as any).type;
     const missing = await call('POST', '/channels', body);
@@ -353,9 +424,20 @@ describe('400 on create: nothing is stored', () => {
   test('a secret sent with an invalid body is not stored and not echoed; every error is listed', async () => {
     const secret = newSecret();
     const before = (await storedOf(A)).length;
-    const res = await call('POST', '/channels', { name: '', type: 'nope', settings: { endpointUrl: 'gopher://x' }, secret, extra: 1 });
+    const res = await call('POST', '/channels', {
+      name: '',
+      type: 'nope',
+      settings: { endpointUrl: 'gopher://x' },
+      secret,
+      extra: 1,
+    });
     err(res, 400, 'validation-error');
-    expect(res.body.fieldErrors.map((f: any) => f.field).sort()).toEqual(['extra', 'name', 'settings.endpointUrl', 'type']);
+    expect(res.body.fieldErrors.map((f: any) => f.field).sort()).toEqual([
+      'extra',
+      'name',
+      'settings.endpointUrl',
+      'type',
+    ]);
     expect((await storedOf(A)).length).toBe(before);
     const short = `${secret.slice(0, 10)}`;
     const r2 = await call('POST', '/channels', channelBody({ secret: short }));
@@ -372,7 +454,12 @@ describe('400 on create: nothing is stored', () => {
 
 describe('404', () => {
   test('absent and malformed ids on GET, PUT and DELETE', async () => {
-    for (const id of [new ObjectId().toHexString(), 'abc', 'zzzzzzzzzzzzzzzzzzzzzzzz', `${new ObjectId().toHexString()}0`]) {
+    for (const id of [
+      new ObjectId().toHexString(),
+      'abc',
+      'zzzzzzzzzzzzzzzzzzzzzzzz',
+      `${new ObjectId().toHexString()}0`,
+    ]) {
       err(await call('GET', `/channels/${id}`), 404, 'not-found');
       err(await call('PUT', `/channels/${id}`, { name: 'x' }), 404, 'not-found');
       err(await call('DELETE', `/channels/${id}`), 404, 'not-found');
@@ -454,7 +541,12 @@ describe('the secret never leaves', () => {
   });
 
   test('the stored documents hold only the encrypted form', async () => {
-    const all = JSON.stringify(await deps.db.collection('channels').find({ tenantId: { $in: [A.tenantId, B.tenantId] } }).toArray());
+    const all = JSON.stringify(
+      await deps.db
+        .collection('channels')
+        .find({ tenantId: { $in: [A.tenantId, B.tenantId] } })
+        .toArray(),
+    );
     for (const s of secrets) expect(all.includes(s)).toBe(false);
   });
 

@@ -25,7 +25,10 @@ test.each([
 ])('%s (%s): %i products, zero failed rows, round-trip changes nothing', async (file, format, productCount, rows) => {
   const { key } = await deps.tenantWithKey();
   const content = readFileSync(join(FIXTURES, file), 'utf8');
-  const first = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { content, format, createIfNotExists: true } });
+  const first = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
+    key,
+    body: { content, format, createIfNotExists: true },
+  });
   expect({ status: first.status, errors: first.body.errors }).toEqual({ status: 200, errors: [] });
   expect(first.body).toMatchObject({ totalProcessed: rows, created: rows, updated: 0, skipped: 0 });
   expect((await http(apiUrl, 'GET', '/products/count', { key })).body.count).toBe(productCount);
@@ -33,8 +36,16 @@ test.each([
   const before = (await http(apiUrl, 'GET', '/products?extend=all&limit=200&sort=sku', { key })).body;
   const exported = await http(apiUrl, 'POST', '/products/export-csv', { key, body: { format, selection: 'all' } });
   expect(exported.status).toBe(200);
-  const again = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { content: exported.text, format } });
-  expect({ status: again.status, errors: again.body.errors, created: again.body.created, updated: again.body.updated }).toEqual({ status: 200, errors: [], created: 0, updated: 0 });
+  const again = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
+    key,
+    body: { content: exported.text, format },
+  });
+  expect({
+    status: again.status,
+    errors: again.body.errors,
+    created: again.body.created,
+    updated: again.body.updated,
+  }).toEqual({ status: 200, errors: [], created: 0, updated: 0 });
   expect(again.body.skipped).toBe(again.body.totalProcessed);
   expect((await http(apiUrl, 'GET', '/products?extend=all&limit=200&sort=sku', { key })).body).toEqual(before);
 });

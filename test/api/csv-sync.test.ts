@@ -19,7 +19,10 @@ const P = () => `C${Date.now().toString(36).toUpperCase()}${++n}`;
 
 /** A native CSV from partial rows (unset columns empty). */
 function csv(rows: Record<string, string | number>[]): string {
-  return toCsvText(nativeLayout.columns, rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)]))));
+  return toCsvText(
+    nativeLayout.columns,
+    rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)]))),
+  );
 }
 
 const importCsv = (body: Record<string, unknown>) => http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body });
@@ -35,7 +38,11 @@ describe('template', () => {
     expect(res.headers.get('content-type')).toContain('text/csv');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="products-template-native.csv"');
     expect(res.text.trim().split(',')).toEqual(nativeLayout.columns);
-    expectError(await http(apiUrl, 'POST', '/products/bulk/csv/template', { key, body: { format: 'xml' } }), 400, 'bad-request');
+    expectError(
+      await http(apiUrl, 'POST', '/products/bulk/csv/template', { key, body: { format: 'xml' } }),
+      400,
+      'bad-request',
+    );
     expectError(await http(apiUrl, 'POST', '/products/bulk/csv/template', { key, body: {} }), 400, 'bad-request'); // the spec's code for a missing required field
   });
 });
@@ -45,9 +52,31 @@ describe('sync import', () => {
     const a = P();
     const b = P();
     const content = csv([
-      { sku: a, title: 'Shirt', price: 20, status: 'active', options: JSON.stringify([{ id: 'size', name: 'Size', values: ['S', 'M'] }]), 'variant.sku': `${a}-S`, 'variant.title': 'Shirt S', 'variant.price': 20, 'variant.position': 0, 'variant.options': JSON.stringify([{ id: 'size', name: 'Size', value: 'S' }]) },
+      {
+        sku: a,
+        title: 'Shirt',
+        price: 20,
+        status: 'active',
+        options: JSON.stringify([{ id: 'size', name: 'Size', values: ['S', 'M'] }]),
+        'variant.sku': `${a}-S`,
+        'variant.title': 'Shirt S',
+        'variant.price': 20,
+        'variant.position': 0,
+        'variant.options': JSON.stringify([{ id: 'size', name: 'Size', value: 'S' }]),
+      },
       { sku: b, title: 'Mug', price: 8, tags: 'kitchen | gift', brand: 'Globex' },
-      { sku: a, title: 'Shirt', price: 20, status: 'active', options: JSON.stringify([{ id: 'size', name: 'Size', values: ['S', 'M'] }]), 'variant.sku': `${a}-M`, 'variant.title': 'Shirt M', 'variant.price': 22, 'variant.position': 1, 'variant.options': JSON.stringify([{ id: 'size', name: 'Size', value: 'M' }]) },
+      {
+        sku: a,
+        title: 'Shirt',
+        price: 20,
+        status: 'active',
+        options: JSON.stringify([{ id: 'size', name: 'Size', values: ['S', 'M'] }]),
+        'variant.sku': `${a}-M`,
+        'variant.title': 'Shirt M',
+        'variant.price': 22,
+        'variant.position': 1,
+        'variant.options': JSON.stringify([{ id: 'size', name: 'Size', value: 'M' }]),
+      },
     ]);
     const res = await importCsv({ content, createIfNotExists: true, operationName: 'first load' });
     expect(res.status).toBe(200);
@@ -59,7 +88,13 @@ describe('sync import', () => {
     ]);
     expect((await bySku(b)).tags).toEqual(['kitchen', 'gift']);
     const op = await http(apiUrl, 'GET', `/products/bulk/operations/${res.body.operationId}`, { key });
-    expect(op.body).toMatchObject({ type: 'csv-import', status: 'completed', operationName: 'first load', canRollback: true, counts: { created: 3 } });
+    expect(op.body).toMatchObject({
+      type: 'csv-import',
+      status: 'completed',
+      operationName: 'first load',
+      canRollback: true,
+      counts: { created: 3 },
+    });
     expect(op.body.products.map((p: { sku: string }) => p.sku).sort()).toEqual([a, b].sort());
   });
 
@@ -73,9 +108,19 @@ describe('sync import', () => {
   test('skipErrorRows true (default): bad rows are reported, good rows are written — 207', async () => {
     const good = P();
     const bad = P();
-    const res = await importCsv({ content: csv([{ sku: good, title: 'Good', price: 1 }, { sku: bad, title: 'Bad', price: -5 }]), createIfNotExists: true });
+    const res = await importCsv({
+      content: csv([
+        { sku: good, title: 'Good', price: 1 },
+        { sku: bad, title: 'Bad', price: -5 },
+      ]),
+      createIfNotExists: true,
+    });
     expect(res.status).toBe(207);
-    expect(res.body).toMatchObject({ totalProcessed: 2, created: 1, errors: [{ row: 3, sku: bad, message: expect.stringContaining('price') }] });
+    expect(res.body).toMatchObject({
+      totalProcessed: 2,
+      created: 1,
+      errors: [{ row: 3, sku: bad, message: expect.stringContaining('price') }],
+    });
     expect(await bySku(good)).not.toBeNull();
     expect(await bySku(bad)).toBeNull();
   });
@@ -83,30 +128,70 @@ describe('sync import', () => {
   test('skipErrorRows false: any bad row means nothing is written', async () => {
     const good = P();
     const bad = P();
-    const res = await importCsv({ content: csv([{ sku: good, title: 'Good', price: 1 }, { sku: bad, title: 'Bad', price: 'abc' }]), createIfNotExists: true, skipErrorRows: false });
+    const res = await importCsv({
+      content: csv([
+        { sku: good, title: 'Good', price: 1 },
+        { sku: bad, title: 'Bad', price: 'abc' },
+      ]),
+      createIfNotExists: true,
+      skipErrorRows: false,
+    });
     expect(res.status).toBe(207);
-    expect(res.body).toMatchObject({ created: 0, updated: 0, errors: [{ row: 3, sku: bad, message: expect.stringContaining('price') }] });
+    expect(res.body).toMatchObject({
+      created: 0,
+      updated: 0,
+      errors: [{ row: 3, sku: bad, message: expect.stringContaining('price') }],
+    });
     expect(await bySku(good)).toBeNull();
   });
 
   test('fieldsToUpdate: only those fields change on existing products', async () => {
     const sku = P();
     await importCsv({ content: csv([{ sku, title: 'Before', price: 5, brand: 'Old' }]), createIfNotExists: true });
-    const res = await importCsv({ content: csv([{ sku, title: 'After', price: 6, brand: 'New' }]), fieldsToUpdate: ['price'] });
+    const res = await importCsv({
+      content: csv([{ sku, title: 'After', price: 6, brand: 'New' }]),
+      fieldsToUpdate: ['price'],
+    });
     expect(res.body).toMatchObject({ updated: 1, errors: [] });
     expect(await bySku(sku)).toMatchObject({ title: { value: 'Before' }, price: 6, brand: 'Old' });
-    expectError(await importCsv({ content: csv([{ sku, title: 'x', price: 1 }]), fieldsToUpdate: ['colour'] }), 400, 'bad-request/invalid-config');
-    expectError(await importCsv({ content: csv([{ sku, title: 'x', price: 1 }]), fieldsToUpdate: ['constructor'] }), 400, 'bad-request/invalid-config');
+    expectError(
+      await importCsv({ content: csv([{ sku, title: 'x', price: 1 }]), fieldsToUpdate: ['colour'] }),
+      400,
+      'bad-request/invalid-config',
+    );
+    expectError(
+      await importCsv({ content: csv([{ sku, title: 'x', price: 1 }]), fieldsToUpdate: ['constructor'] }),
+      400,
+      'bad-request/invalid-config',
+    );
   });
 
   test('export then import again changes nothing (every row skipped as unchanged, no new operation)', async () => {
     const sku = P();
     await importCsv({
-      content: csv([{ sku, title: 'Round trip', price: 9.5, compareAtPrice: 12, seo: undefined as never, 'seo.slug': 'round-trip', tags: 'a | b', metafields: JSON.stringify([{ namespace: 'mkt_attr', key: 'k', type: 'number_integer', value: 3 }]), 'variant.sku': `${sku}-1`, 'variant.title': 'One', 'variant.price': 9.5, 'variant.position': 0 }]),
+      content: csv([
+        {
+          sku,
+          title: 'Round trip',
+          price: 9.5,
+          compareAtPrice: 12,
+          seo: undefined as never,
+          'seo.slug': 'round-trip',
+          tags: 'a | b',
+          metafields: JSON.stringify([{ namespace: 'mkt_attr', key: 'k', type: 'number_integer', value: 3 }]),
+          'variant.sku': `${sku}-1`,
+          'variant.title': 'One',
+          'variant.price': 9.5,
+          'variant.position': 0,
+        },
+      ]),
       createIfNotExists: true,
     });
     const before = await bySku(sku);
-    const exported = await http(apiUrl, 'POST', '/products/export-csv', { key, body: { format: 'native', selection: 'selected', productIds: [sku] } });
+    const exported = await http(apiUrl, 'POST', '/products/export-csv', {
+      key,
+      body: { format: 'native', selection: 'selected', productIds: [sku] },
+    });
     expect(exported.status).toBe(200);
     expect(exported.headers.get('content-disposition')).toMatch(/^attachment; filename="products-native-/);
     const opsBefore = (await http(apiUrl, 'GET', '/products/bulk/operations?limit=200', { key })).body.total;
@@ -117,7 +202,12 @@ describe('sync import', () => {
   });
 
   test.each([
-    ['mappings with __proto__', { content: 'a\n1', mappings: JSON.parse('{"__proto__": "sku"}') }, 400, 'validation-error'],
+    [
+      'mappings with __proto__',
+      { content: 'a\n1', mappings: JSON.parse('{"__proto__": "sku"}') },
+      400,
+      'validation-error',
+    ],
     ['mappings with constructor', { content: 'a\n1', mappings: { constructor: 'sku' } }, 400, 'bad-request'],
     ['neither content nor s3Key', {}, 400, 'bad-request'],
     ['config without s3Key', { config: { format: 'native' } }, 400, 'bad-request/missing-s3-key'],
@@ -136,13 +226,21 @@ describe('sync import', () => {
     expectError(quoted, 400, 'bad-request/file-too-large');
     // non-ASCII escaped as \uXXXX (Python's json.dumps by default): 2 bytes of content, 6 of body
     const raw = `{"content":"${'\\u00e9'.repeat(1024 * 1024 + 10)}"}`;
-    const escaped = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, raw, headers: { 'content-type': 'application/json' } });
+    const escaped = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
+      key,
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(escaped, 400, 'bad-request/file-too-large');
   });
 
-  test('mappings rename columns to the layout\'s', async () => {
+  test("mappings rename columns to the layout's", async () => {
     const sku = P();
-    const res = await importCsv({ content: `Code,Name,Cost\n${sku},Mapped,3\n`, mappings: { Code: 'sku', Name: 'title', Cost: 'price' }, createIfNotExists: true });
+    const res = await importCsv({
+      content: `Code,Name,Cost\n${sku},Mapped,3\n`,
+      mappings: { Code: 'sku', Name: 'title', Cost: 'price' },
+      createIfNotExists: true,
+    });
     expect(res.body).toMatchObject({ created: 1, errors: [] });
     expect(await bySku(sku)).toMatchObject({ title: { value: 'Mapped' }, price: 3 });
   });
@@ -153,17 +251,29 @@ describe('previews persist nothing', () => {
     const existing = P();
     await importCsv({ content: csv([{ sku: existing, title: 'Exists', price: 1 }]), createIfNotExists: true });
     const fresh = P();
-    const content = csv([{ sku: existing, title: 'Exists', price: 2 }, { sku: fresh, title: 'New', price: 1 }, { sku: P(), title: 'Bad', price: -1 }]);
-    const preview = await http(apiUrl, 'POST', '/products/bulk/csv/preview', { key, body: { content, createIfNotExists: true } });
+    const content = csv([
+      { sku: existing, title: 'Exists', price: 2 },
+      { sku: fresh, title: 'New', price: 1 },
+      { sku: P(), title: 'Bad', price: -1 },
+    ]);
+    const preview = await http(apiUrl, 'POST', '/products/bulk/csv/preview', {
+      key,
+      body: { content, createIfNotExists: true },
+    });
     expect(preview.body).toMatchObject({
       toCreate: [{ sku: fresh, rows: [3] }],
       toUpdate: [{ sku: existing, rows: [2], changes: ['price'] }],
       toSkip: [],
       errors: [{ row: 4 }],
     });
-    const edit = await http(apiUrl, 'POST', '/products/bulk/csv/bulk-edit/preview', { key, body: { content, createIfNotExists: true } });
+    const edit = await http(apiUrl, 'POST', '/products/bulk/csv/bulk-edit/preview', {
+      key,
+      body: { content, createIfNotExists: true },
+    });
     expect(edit.body.summary).toEqual({ toUpdate: 1, toCreate: 1, invalid: 1 });
-    expect(edit.body.products).toEqual(expect.arrayContaining([{ sku: existing, rows: [2], action: 'update', changes: ['price'] }]));
+    expect(edit.body.products).toEqual(
+      expect.arrayContaining([{ sku: existing, rows: [2], action: 'update', changes: ['price'] }]),
+    );
     expect(edit.body.invalidRows[0]).toMatchObject({ row: 4 });
     expect(await bySku(fresh)).toBeNull();
     expect((await bySku(existing)).price).toBe(1);
@@ -186,10 +296,20 @@ describe('sync export', () => {
 
   test('selection by filter and all', async () => {
     const t = await deps.tenantWithKey();
-    for (const [sku, brand] of [['F1', 'Acme'], ['F2', 'Other']]) await http(apiUrl, 'POST', '/products', { key: t.key, body: { sku, brand, title: { value: sku }, price: 1 } });
-    const filtered = await http(apiUrl, 'POST', '/products/export-csv', { key: t.key, body: { format: 'native', selection: 'filter', filters: { brands: ['Acme'] } } });
+    for (const [sku, brand] of [
+      ['F1', 'Acme'],
+      ['F2', 'Other'],
+    ])
+      await http(apiUrl, 'POST', '/products', { key: t.key, body: { sku, brand, title: { value: sku }, price: 1 } });
+    const filtered = await http(apiUrl, 'POST', '/products/export-csv', {
+      key: t.key,
+      body: { format: 'native', selection: 'filter', filters: { brands: ['Acme'] } },
+    });
     expect(filtered.text.split('\r\n').filter(Boolean)).toHaveLength(2);
-    const all = await http(apiUrl, 'POST', '/products/export-csv', { key: t.key, body: { format: 'native', selection: 'all' } });
+    const all = await http(apiUrl, 'POST', '/products/export-csv', {
+      key: t.key,
+      body: { format: 'native', selection: 'all' },
+    });
     expect(all.text.split('\r\n').filter(Boolean)).toHaveLength(3);
   });
 });
@@ -200,11 +320,23 @@ describe('bulk operations and rollback', () => {
     await importCsv({ content: csv([{ sku: kept, title: 'Original', price: 1 }]), createIfNotExists: true });
     const original = await bySku(kept);
     const created = P();
-    const res = await importCsv({ content: csv([{ sku: kept, title: 'Changed', price: 2 }, { sku: created, title: 'Brand new', price: 3 }]), createIfNotExists: true });
+    const res = await importCsv({
+      content: csv([
+        { sku: kept, title: 'Changed', price: 2 },
+        { sku: created, title: 'Brand new', price: 3 },
+      ]),
+      createIfNotExists: true,
+    });
     expect(res.body).toMatchObject({ created: 1, updated: 1 });
     const rb = await http(apiUrl, 'POST', `/products/bulk/operations/${res.body.operationId}/rollback`, { key });
     expect(rb.status).toBe(200);
-    expect(rb.body).toMatchObject({ success: true, operationId: res.body.operationId, deleted: 1, restored: 1, failed: [] });
+    expect(rb.body).toMatchObject({
+      success: true,
+      operationId: res.body.operationId,
+      deleted: 1,
+      restored: 1,
+      failed: [],
+    });
     expect(await bySku(created)).toBeNull();
     const restored = await bySku(kept);
     expect({ ...restored, updatedAt: original.updatedAt }).toEqual(original);
@@ -221,7 +353,10 @@ describe('bulk operations and rollback', () => {
     const sku = P();
     const res = await importCsv({ content: csv([{ sku, title: 'Imported', price: 1 }]), createIfNotExists: true });
     const product = await bySku(sku);
-    await http(apiUrl, 'PUT', `/products/${product.id}`, { key, body: { sku, title: { value: 'Edited by hand' }, price: 1 } });
+    await http(apiUrl, 'PUT', `/products/${product.id}`, {
+      key,
+      body: { sku, title: { value: 'Edited by hand' }, price: 1 },
+    });
     const op = (await http(apiUrl, 'GET', `/products/bulk/operations/${res.body.operationId}`, { key })).body;
     expect(op.canRollback).toBe(false);
     const rb = await http(apiUrl, 'POST', `/products/bulk/operations/${res.body.operationId}/rollback`, { key });
@@ -235,16 +370,32 @@ describe('bulk operations and rollback', () => {
     const sku = P();
     const first = await importCsv({ content: csv([{ sku, title: 'One', price: 1 }]), createIfNotExists: true });
     await importCsv({ content: csv([{ sku, title: 'Two', price: 1 }]) });
-    expectError(await http(apiUrl, 'POST', `/products/bulk/operations/${first.body.operationId}/rollback`, { key }), 400, 'rollback-failed');
+    expectError(
+      await http(apiUrl, 'POST', `/products/bulk/operations/${first.body.operationId}/rollback`, { key }),
+      400,
+      'rollback-failed',
+    );
   });
 
   test("another tenant's operation is 404; list and detail need products:read and products:update", async () => {
     const sku = P();
     const res = await importCsv({ content: csv([{ sku, title: 'Mine', price: 1 }]), createIfNotExists: true });
     const other = await deps.tenantWithKey();
-    expectError(await http(apiUrl, 'GET', `/products/bulk/operations/${res.body.operationId}`, { key: other.key }), 404, 'not-found');
-    expectError(await http(apiUrl, 'POST', `/products/bulk/operations/${res.body.operationId}/rollback`, { key: other.key }), 404, 'not-found');
+    expectError(
+      await http(apiUrl, 'GET', `/products/bulk/operations/${res.body.operationId}`, { key: other.key }),
+      404,
+      'not-found',
+    );
+    expectError(
+      await http(apiUrl, 'POST', `/products/bulk/operations/${res.body.operationId}/rollback`, { key: other.key }),
+      404,
+      'not-found',
+    );
     const readOnly = await deps.tenantWithKey(['products:read']);
-    expectError(await http(apiUrl, 'GET', '/products/bulk/operations', { key: readOnly.key }), 403, 'auth:permission_denied');
+    expectError(
+      await http(apiUrl, 'GET', '/products/bulk/operations', { key: readOnly.key }),
+      403,
+      'auth:permission_denied',
+    );
   });
 });

@@ -25,13 +25,17 @@ const VAR = `${P}-TEE-S`;
 const MANAGED = `${P}-MANAGED`;
 let n = 0;
 
-const post = (path: string, body?: unknown, k = key, headers?: Record<string, string>) => http(apiUrl, 'POST', path, { key: k, body, headers });
+const post = (path: string, body?: unknown, k = key, headers?: Record<string, string>) =>
+  http(apiUrl, 'POST', path, { key: k, body, headers });
 const get = (path: string, k = key) => http(apiUrl, 'GET', path, { key: k });
 const inv = (res: HttpResult, status: number, code: string) => expectError(res, status, code, 'inventory');
 
 /** How many adjustments and movements the tenant has: "nothing written" is this unchanged. */
 async function written() {
-  const [adj, mov] = await Promise.all([tdb.collection(adjustments).countDocuments({}), tdb.collection(stockMovements).countDocuments({})]);
+  const [adj, mov] = await Promise.all([
+    tdb.collection(adjustments).countDocuments({}),
+    tdb.collection(stockMovements).countDocuments({}),
+  ]);
   return { adj, mov };
 }
 
@@ -60,24 +64,68 @@ beforeAll(async () => {
   ledger = new Ledger(tdb);
   main = systemLocationId(tenantId);
   const now = new Date();
-  await tdb.collection(locations).insertOne({ _id: store, name: 'Store', type: 'location', isDefault: false, isSystem: false, managedBy: null, createdAt: now, updatedAt: now });
+  await tdb
+    .collection(locations)
+    .insertOne({
+      _id: store,
+      name: 'Store',
+      type: 'location',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    });
   for (const body of [
     { sku: SKU, title: { value: 'Mug' }, price: 8, cost: 3 },
-    { sku: `${P}-TEE`, title: { value: 'Tee' }, price: 10, variants: [{ sku: VAR, title: { value: 'Tee S' }, price: 10, position: 0 }] },
+    {
+      sku: `${P}-TEE`,
+      title: { value: 'Tee' },
+      price: 10,
+      variants: [{ sku: VAR, title: { value: 'Tee S' }, price: 10, position: 0 }],
+    },
     { sku: MANAGED, title: { value: 'Managed' }, price: 1 },
   ]) {
     expect((await post('/products', body)).status).toBe(201);
   }
-  await tdb.collection(inventoryHandlers).insertOne({ _id: `ih_${P}`, name: 'Marketplace FBA', type: 'marketplace', skus: [MANAGED], locationIds: [], status: 'active', lastSyncAt: null, syncCount: 0, createdAt: now });
+  await tdb
+    .collection(inventoryHandlers)
+    .insertOne({
+      _id: `ih_${P}`,
+      name: 'Marketplace FBA',
+      type: 'marketplace',
+      skus: [MANAGED],
+      locationIds: [],
+      status: 'active',
+      lastSyncAt: null,
+      syncCount: 0,
+      createdAt: now,
+    });
   await ledger.apply({ sku: SKU, locationId: main, delta: 10, reason: 'restock', actor: 'test' });
 });
 afterAll(() => deps.close());
 
 describe('create', () => {
   test('201: a pending adjustment with the balance at creation; nothing moves yet', async () => {
-    const res = await post('/inventory/adjustments', { locationId: main, sku: SKU.toLowerCase(), newQuantity: 7, reason: 'damage', notes: 'dropped a box' });
+    const res = await post('/inventory/adjustments', {
+      locationId: main,
+      sku: SKU.toLowerCase(),
+      newQuantity: 7,
+      reason: 'damage',
+      notes: 'dropped a box',
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ locationId: main, sku: SKU, currentQuantity: 10, newQuantity: 7, difference: -3, reason: 'damage', notes: 'dropped a box', status: 'pending', applied: false });
+    expect(res.body).toMatchObject({
+      locationId: main,
+      sku: SKU,
+      currentQuantity: 10,
+      newQuantity: 7,
+      difference: -3,
+      reason: 'damage',
+      notes: 'dropped a box',
+      status: 'pending',
+      applied: false,
+    });
     expect(res.body.id).toMatch(/^adj_[0-9A-Z]{26}$/);
     expect(typeof res.body.createdBy).toBe('string');
     expect(Number.isNaN(Date.parse(res.body.createdAt))).toBe(false);
@@ -99,7 +147,8 @@ describe('create', () => {
   });
 
   const base = () => ({ locationId: main, sku: SKU, newQuantity: 5, reason: 'damage' });
-  const without = (...fields: string[]) => Object.fromEntries(Object.entries(base()).filter(([k]) => !fields.includes(k)));
+  const without = (...fields: string[]) =>
+    Object.fromEntries(Object.entries(base()).filter(([k]) => !fields.includes(k)));
   const cases: [string, () => { body?: unknown; raw?: string }, number, string, RegExp?][] = [
     ['no body', () => ({}), 400, 'bad-request/missing-body'],
     ['an empty object', () => ({ body: {} }), 400, 'bad-request/missing-body'],
@@ -109,15 +158,61 @@ describe('create', () => {
     ['no sku', () => ({ body: without('sku') }), 400, 'bad-request/missing-sku'],
     ['no newQuantity', () => ({ body: without('newQuantity') }), 400, 'bad-request/missing-quantity'],
     ['no reason', () => ({ body: without('reason') }), 400, 'bad-request/missing-reason'],
-    ['nothing but notes: location is checked first', () => ({ body: { notes: 'x' } }), 400, 'bad-request/missing-location'],
+    [
+      'nothing but notes: location is checked first',
+      () => ({ body: { notes: 'x' } }),
+      400,
+      'bad-request/missing-location',
+    ],
     ['no sku and no reason: sku first', () => ({ body: without('sku', 'reason') }), 400, 'bad-request/missing-sku'],
-    ['no quantity and a bad reason: quantity first', () => ({ body: { ...without('newQuantity'), reason: 'sale' } }), 400, 'bad-request/missing-quantity'],
-    ['a negative newQuantity', () => ({ body: { ...base(), newQuantity: -1 } }), 400, 'bad-request/invalid-stock', /negative/],
-    ['a string newQuantity', () => ({ body: { ...base(), newQuantity: '5' } }), 400, 'bad-request/invalid-stock', /must be a number/],
-    ['a boolean newQuantity', () => ({ body: { ...base(), newQuantity: true } }), 400, 'bad-request/invalid-stock', /must be a number/],
-    ['a fractional newQuantity', () => ({ body: { ...base(), newQuantity: 1.5 } }), 400, 'bad-request/invalid-stock', /whole number/],
-    ["the reserved reason 'sale'", () => ({ body: { ...base(), reason: 'sale' } }), 400, 'bad-request/invalid-reason', /reserved for automatic decrements/],
-    ['an unknown reason', () => ({ body: { ...base(), reason: 'gift' } }), 400, 'bad-request/invalid-reason', /count_correction/],
+    [
+      'no quantity and a bad reason: quantity first',
+      () => ({ body: { ...without('newQuantity'), reason: 'sale' } }),
+      400,
+      'bad-request/missing-quantity',
+    ],
+    [
+      'a negative newQuantity',
+      () => ({ body: { ...base(), newQuantity: -1 } }),
+      400,
+      'bad-request/invalid-stock',
+      /negative/,
+    ],
+    [
+      'a string newQuantity',
+      () => ({ body: { ...base(), newQuantity: '5' } }),
+      400,
+      'bad-request/invalid-stock',
+      /must be a number/,
+    ],
+    [
+      'a boolean newQuantity',
+      () => ({ body: { ...base(), newQuantity: true } }),
+      400,
+      'bad-request/invalid-stock',
+      /must be a number/,
+    ],
+    [
+      'a fractional newQuantity',
+      () => ({ body: { ...base(), newQuantity: 1.5 } }),
+      400,
+      'bad-request/invalid-stock',
+      /whole number/,
+    ],
+    [
+      "the reserved reason 'sale'",
+      () => ({ body: { ...base(), reason: 'sale' } }),
+      400,
+      'bad-request/invalid-reason',
+      /reserved for automatic decrements/,
+    ],
+    [
+      'an unknown reason',
+      () => ({ body: { ...base(), reason: 'gift' } }),
+      400,
+      'bad-request/invalid-reason',
+      /count_correction/,
+    ],
     ['a reason of the wrong type', () => ({ body: { ...base(), reason: 3 } }), 400, 'bad-request/invalid-reason'],
     ['an unknown field', () => ({ body: { ...base(), quantity: 5 } }), 400, 'bad-request', /quantity/],
     ['an array body', () => ({ raw: '[1]' }), 400, 'bad-request'],
@@ -130,7 +225,12 @@ describe('create', () => {
   test.each(rows)('%s → %i %s, nothing written', async (_name, status, code, make, message) => {
     const before = await written();
     const { body, raw } = make();
-    const res = await http(apiUrl, 'POST', '/inventory/adjustments', { key, body, raw, headers: raw !== undefined ? { 'content-type': 'application/json' } : undefined });
+    const res = await http(apiUrl, 'POST', '/inventory/adjustments', {
+      key,
+      body,
+      raw,
+      headers: raw !== undefined ? { 'content-type': 'application/json' } : undefined,
+    });
     inv(res, status, code);
     if (message) expect(res.body.message).toMatch(message);
     expect(await written()).toEqual(before);
@@ -139,8 +239,18 @@ describe('create', () => {
   test('Idempotency-Key: a retried create answers the first adjustment', async () => {
     const before = await written();
     const headers = { 'idempotency-key': `retry-${P}` };
-    const a = await post('/inventory/adjustments', { locationId: main, sku: SKU, newQuantity: 9, reason: 'theft' }, key, headers);
-    const b = await post('/inventory/adjustments', { locationId: main, sku: SKU, newQuantity: 9, reason: 'theft' }, key, headers);
+    const a = await post(
+      '/inventory/adjustments',
+      { locationId: main, sku: SKU, newQuantity: 9, reason: 'theft' },
+      key,
+      headers,
+    );
+    const b = await post(
+      '/inventory/adjustments',
+      { locationId: main, sku: SKU, newQuantity: 9, reason: 'theft' },
+      key,
+      headers,
+    );
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(b.body).toEqual(a.body);
     expect((await written()).adj).toBe(before.adj + 1);
@@ -178,7 +288,8 @@ describe('state machine', () => {
     const sku = await freshSku(5);
     const adj = await createAdj({ sku, newQuantity: 2 });
     if (state === 'approved') expect((await post(`/inventory/adjustments/${adj.id}/approve`)).status).toBe(200);
-    if (state === 'rejected') expect((await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'no' })).status).toBe(200);
+    if (state === 'rejected')
+      expect((await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'no' })).status).toBe(200);
     return { adj, sku };
   }
   const table: [State, 'approve' | 'reject', number, string][] = [
@@ -193,7 +304,10 @@ describe('state machine', () => {
     const { adj, sku } = await adjustmentIn(from);
     const stockBefore = await ledger.onHand(sku, main);
     const movesBefore = await tdb.collection(stockMovements).countDocuments({ sku });
-    const res = await post(`/inventory/adjustments/${adj.id}/${action}`, action === 'reject' ? { reason: 'checked again' } : undefined);
+    const res = await post(
+      `/inventory/adjustments/${adj.id}/${action}`,
+      action === 'reject' ? { reason: 'checked again' } : undefined,
+    );
     if (status === 200) {
       expect(res.status).toBe(200);
       expect(res.body.status).toBe(outcome);
@@ -214,10 +328,19 @@ describe('state machine', () => {
     const adj = await createAdj({ sku, newQuantity: 6, reason: 'expired' });
     const res = await post(`/inventory/adjustments/${adj.id}/approve`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: adj.id, status: 'approved', applied: true, appliedDelta: -4, quantityAfter: 6, movementId: `adj:${adj.id}` });
+    expect(res.body).toMatchObject({
+      id: adj.id,
+      status: 'approved',
+      applied: true,
+      appliedDelta: -4,
+      quantityAfter: 6,
+      movementId: `adj:${adj.id}`,
+    });
     expect(typeof res.body.approvedBy).toBe('string');
     const moves = await tdb.collection(stockMovements).find({ sku, reason: 'expired' }).toArray();
-    expect(moves.map((m) => [m.idempotencyKey, m.delta, m.status, m.reference])).toEqual([[`adj:${adj.id}`, -4, 'applied', { type: 'adjustment', id: adj.id }]]);
+    expect(moves.map((m) => [m.idempotencyKey, m.delta, m.status, m.reference])).toEqual([
+      [`adj:${adj.id}`, -4, 'applied', { type: 'adjustment', id: adj.id }],
+    ]);
     expect(await ledger.onHand(sku, main)).toBe(6);
   });
 
@@ -239,7 +362,12 @@ describe('state machine', () => {
     expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
     const res = await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'counted wrong' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'rejected', rejectionReason: 'counted wrong', applied: false, movementId: null });
+    expect(res.body).toMatchObject({
+      status: 'rejected',
+      rejectionReason: 'counted wrong',
+      applied: false,
+      movementId: null,
+    });
     expect(await ledger.onHand(sku, main)).toBe(4);
     inv(await post('/inventory/adjustments/adj_NOPE/reject', { reason: 'x' }), 404, 'not-found');
     inv(await post('/inventory/adjustments/adj_NOPE/approve'), 404, 'not-found');
@@ -248,7 +376,19 @@ describe('state machine', () => {
   test('approve of an adjustment whose SKU an integration took over since: 403, still pending, nothing moved', async () => {
     const sku = await freshSku(3);
     const adj = await createAdj({ sku, newQuantity: 1 });
-    await tdb.collection(inventoryHandlers).insertOne({ _id: `ih_${sku}`, name: 'ERP', type: 'erp', skus: [sku], locationIds: [], status: 'active', lastSyncAt: null, syncCount: 0, createdAt: new Date() });
+    await tdb
+      .collection(inventoryHandlers)
+      .insertOne({
+        _id: `ih_${sku}`,
+        name: 'ERP',
+        type: 'erp',
+        skus: [sku],
+        locationIds: [],
+        status: 'active',
+        lastSyncAt: null,
+        syncCount: 0,
+        createdAt: new Date(),
+      });
     const before = await written();
     inv(await post(`/inventory/adjustments/${adj.id}/approve`), 403, 'forbidden/inventory-handler');
     expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
@@ -259,27 +399,48 @@ describe('state machine', () => {
   test('10 concurrent approves: one 200, nine 409 conflict/adjustment-approved, the stock changes once', async () => {
     const sku = await freshSku(10);
     const adj = await createAdj({ sku, newQuantity: 25, reason: 'restock' });
-    const results = await Promise.all(Array.from({ length: 10 }, () => post(`/inventory/adjustments/${adj.id}/approve`)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => post(`/inventory/adjustments/${adj.id}/approve`)),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
     for (const r of results.filter((r) => r.status === 409)) inv(r, 409, 'conflict/adjustment-approved');
     expect(await ledger.onHand(sku, main)).toBe(25);
     const moves = await tdb.collection(stockMovements).find({ sku }).toArray();
     expect(moves.map((m) => m.delta).sort((a, b) => a - b)).toEqual([10, 15]); // the seed, then the adjustment once
-    expect((await get(`/inventory/adjustments/${adj.id}`)).body).toMatchObject({ status: 'approved', applied: true, appliedDelta: 15, quantityAfter: 25 });
+    expect((await get(`/inventory/adjustments/${adj.id}`)).body).toMatchObject({
+      status: 'approved',
+      applied: true,
+      appliedDelta: 15,
+      quantityAfter: 25,
+    });
   });
   test('an approval whose request died before the ledger answered is finished by the next approve, once; not while its lease runs', async () => {
     const sku = await freshSku(10);
     const adj = await createAdj({ sku, newQuantity: 4 });
     const col = tdb.collection(adjustments);
     // as if an approve claimed it and died: approved, not applied, lease still running
-    await col.updateById(adj.id, { $set: { status: 'approved', approvedBy: 'crashed', approvedAt: new Date(), applied: false, applyingUntil: new Date(Date.now() + 60_000) } });
+    await col.updateById(adj.id, {
+      $set: {
+        status: 'approved',
+        approvedBy: 'crashed',
+        approvedAt: new Date(),
+        applied: false,
+        applyingUntil: new Date(Date.now() + 60_000),
+      },
+    });
     inv(await post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
     expect(await ledger.onHand(sku, main)).toBe(10);
     // the lease ran out
     await col.updateById(adj.id, { $set: { applyingUntil: new Date(Date.now() - 1000) } });
     const results = await Promise.all([1, 2, 3].map(() => post(`/inventory/adjustments/${adj.id}/approve`)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
-    expect(results.find((r) => r.status === 200)!.body).toMatchObject({ status: 'approved', applied: true, appliedDelta: -6, quantityAfter: 4, approvedBy: 'crashed' });
+    expect(results.find((r) => r.status === 200)!.body).toMatchObject({
+      status: 'approved',
+      applied: true,
+      appliedDelta: -6,
+      quantityAfter: 4,
+      approvedBy: 'crashed',
+    });
     expect(await ledger.onHand(sku, main)).toBe(4);
     expect(await tdb.collection(stockMovements).countDocuments({ sku })).toBe(2);
     inv(await post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
@@ -307,10 +468,17 @@ test('every adjustment, count, lot and report route is in /openapi.json with a s
   ];
   for (const [path, method, scope] of expected) {
     const op = doc.paths[path]?.[method];
-    expect({ path, method, summary: typeof op?.summary, scopes: op?.['x-scopes'] }).toEqual({ path, method, summary: 'string', scopes: [scope] });
+    expect({ path, method, summary: typeof op?.summary, scopes: op?.['x-scopes'] }).toEqual({
+      path,
+      method,
+      summary: 'string',
+      scopes: [scope],
+    });
     expect(Object.keys(op.responses).length).toBeGreaterThan(1);
   }
-  expect(doc.paths['/inventory/adjustments'].post.requestBody.content['application/json'].schema.properties.reason.enum).toEqual([...ADJUSTMENT_REASONS]);
+  expect(
+    doc.paths['/inventory/adjustments'].post.requestBody.content['application/json'].schema.properties.reason.enum,
+  ).toEqual([...ADJUSTMENT_REASONS]);
 });
 
 describe('tenancy and auth', () => {
@@ -322,20 +490,36 @@ describe('tenancy and auth', () => {
     expect((await get('/inventory/adjustments', other)).body).toMatchObject({ adjustments: [], totalCount: 0 });
     expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
     // and the other tenant cannot adjust this tenant's SKU: it does not have it
-    inv(await post('/inventory/adjustments', { locationId: systemLocationId(tenantId), sku: SKU, newQuantity: 1, reason: 'damage' }, other), 404, 'not-found');
+    inv(
+      await post(
+        '/inventory/adjustments',
+        { locationId: systemLocationId(tenantId), sku: SKU, newQuantity: 1, reason: 'damage' },
+        other,
+      ),
+      404,
+      'not-found',
+    );
   });
 
   test('401 bad-request/missing-tenant without a valid key; 403 without the scope', async () => {
     const body = { locationId: main, sku: SKU, newQuantity: 1, reason: 'damage' };
     inv(await http(apiUrl, 'POST', '/inventory/adjustments', { body }), 401, 'bad-request/missing-tenant');
-    inv(await http(apiUrl, 'GET', '/inventory/adjustments', { key: 'bok_notarealkeyatallxxxxxxxx' }), 401, 'bad-request/missing-tenant');
+    inv(
+      await http(apiUrl, 'GET', '/inventory/adjustments', { key: 'bok_notarealkeyatallxxxxxxxx' }),
+      401,
+      'bad-request/missing-tenant',
+    );
     const before = await written();
     inv(await post('/inventory/adjustments', body, readOnly), 403, 'auth:permission_denied');
     const adj = await createAdj({ sku: SKU, newQuantity: 1 });
     const after = await written();
     expect(after.adj).toBe(before.adj + 1);
     inv(await post(`/inventory/adjustments/${adj.id}/approve`, undefined, readOnly), 403, 'auth:permission_denied');
-    inv(await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x' }, readOnly), 403, 'auth:permission_denied');
+    inv(
+      await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x' }, readOnly),
+      403,
+      'auth:permission_denied',
+    );
     inv(await get('/inventory/adjustments', noInventory), 403, 'auth:permission_denied');
     inv(await get(`/inventory/adjustments/${adj.id}`, noInventory), 403, 'auth:permission_denied');
     expect((await get(`/inventory/adjustments/${adj.id}`, readOnly)).status).toBe(200);

@@ -58,7 +58,18 @@ beforeAll(async () => {
   ledger = new Ledger(tdb);
   main = systemLocationId(tenantId);
   const now = new Date();
-  await tdb.collection(locations).insertOne({ _id: store, name: 'Store', type: 'location', isDefault: false, isSystem: false, managedBy: null, createdAt: now, updatedAt: now });
+  await tdb
+    .collection(locations)
+    .insertOne({
+      _id: store,
+      name: 'Store',
+      type: 'location',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    });
 });
 afterAll(() => deps.close());
 
@@ -66,7 +77,14 @@ describe('counts', () => {
   test('create: 201 open with no items; read and list it', async () => {
     const res = await post('/inventory/counts', { name: 'Aisle 3', locationId: store, countType: 'spot' });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ name: 'Aisle 3', locationId: store, countType: 'spot', status: 'open', items: [], summary: null });
+    expect(res.body).toMatchObject({
+      name: 'Aisle 3',
+      locationId: store,
+      countType: 'spot',
+      status: 'open',
+      items: [],
+      summary: null,
+    });
     expect(res.body.id).toMatch(/^cnt_[0-9A-Z]{26}$/);
     expect(Number.isNaN(Date.parse(res.body.createdAt))).toBe(false);
     expect((await get(`/inventory/counts/${res.body.id}`)).body).toEqual(res.body);
@@ -75,7 +93,8 @@ describe('counts', () => {
     expect(list.body.counts.map((c: { id: string }) => c.id)).toContain(res.body.id);
     expect(list.body).toMatchObject({ page: 1, limit: 50 });
     expect(list.body.totalCount).toBeGreaterThanOrEqual(1);
-    for (const countType of ['full', 'cycle']) expect((await post('/inventory/counts', { name: 'x', locationId: main, countType })).status).toBe(201);
+    for (const countType of ['full', 'cycle'])
+      expect((await post('/inventory/counts', { name: 'x', locationId: main, countType })).status).toBe(201);
   });
 
   const base = () => ({ name: 'Weekly', locationId: main, countType: 'full' });
@@ -88,22 +107,35 @@ describe('counts', () => {
     ['no locationId', () => without('locationId'), 400, 'bad-request/missing-location'],
     ['no countType', () => without('countType'), 400, 'bad-request/missing-type'],
     ['nothing but countType: name first', () => ({ countType: 'full' }), 400, 'bad-request/missing-name'],
-    ['no location and no type: location first', () => without('locationId', 'countType'), 400, 'bad-request/missing-location'],
+    [
+      'no location and no type: location first',
+      () => without('locationId', 'countType'),
+      400,
+      'bad-request/missing-location',
+    ],
     ['an unknown countType', () => ({ ...base(), countType: 'annual' }), 400, 'bad-request/invalid-type'],
     ['an unknown field', () => ({ ...base(), items: [] }), 400, 'bad-request'],
     ['an unknown location', () => ({ ...base(), locationId: 'loc_nowhere' }), 404, 'not-found/location'],
   ];
-  test.each(cases.map(([name, body, status, code]) => [name, status, code, body] as const))('create with %s → %i %s, nothing written', async (_name, status, code, body) => {
-    const before = await tdb.collection(counts).countDocuments({});
-    inv(await post('/inventory/counts', body()), status, code);
-    expect(await tdb.collection(counts).countDocuments({})).toBe(before);
-  });
+  test.each(cases.map(([name, body, status, code]) => [name, status, code, body] as const))(
+    'create with %s → %i %s, nothing written',
+    async (_name, status, code, body) => {
+      const before = await tdb.collection(counts).countDocuments({});
+      inv(await post('/inventory/counts', body()), status, code);
+      expect(await tdb.collection(counts).countDocuments({})).toBe(before);
+    },
+  );
 
   test('items: expected is the balance when counted; a SKU counted again is replaced', async () => {
     const a = await freshSku(10);
     const b = await freshSku(5);
     const count = await openCount();
-    const first = await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: a.toLowerCase(), countedQuantity: 7 }, { sku: b, countedQuantity: 5 }] });
+    const first = await put(`/inventory/counts/${count.id}/items`, {
+      countItems: [
+        { sku: a.toLowerCase(), countedQuantity: 7 },
+        { sku: b, countedQuantity: 5 },
+      ],
+    });
     expect(first.status).toBe(200);
     expect(first.body.items.map((i: any) => [i.sku, i.expectedQuantity, i.countedQuantity, i.difference])).toEqual([
       [a, 10, 7, -3],
@@ -122,15 +154,31 @@ describe('counts', () => {
   test('items: concurrent PUTs of different SKUs all land', async () => {
     const skus = await Promise.all([1, 2, 3, 4].map(() => freshSku(1)));
     const count = await openCount();
-    const results = await Promise.all(skus.map((sku) => put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 2 }] })));
+    const results = await Promise.all(
+      skus.map((sku) => put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 2 }] })),
+    );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    expect((await get(`/inventory/counts/${count.id}`)).body.items.map((i: { sku: string }) => i.sku).sort()).toEqual([...skus].sort());
+    expect((await get(`/inventory/counts/${count.id}`)).body.items.map((i: { sku: string }) => i.sku).sort()).toEqual(
+      [...skus].sort(),
+    );
   });
 
   test('items: invalid or empty → 400 bad-request/invalid-items; unknown SKU 404, managed 403, unknown count 404; nothing written', async () => {
     const sku = await freshSku(1);
     const managed = await freshSku(1);
-    await tdb.collection(inventoryHandlers).insertOne({ _id: `ih_${managed}`, name: 'ERP', type: 'erp', skus: [managed], locationIds: [], status: 'active', lastSyncAt: null, syncCount: 0, createdAt: new Date() });
+    await tdb
+      .collection(inventoryHandlers)
+      .insertOne({
+        _id: `ih_${managed}`,
+        name: 'ERP',
+        type: 'erp',
+        skus: [managed],
+        locationIds: [],
+        status: 'active',
+        lastSyncAt: null,
+        syncCount: 0,
+        createdAt: new Date(),
+      });
     const count = await openCount();
     await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }] });
     const before = await tdb.collection(counts).findOne({ _id: count.id });
@@ -146,16 +194,47 @@ describe('counts', () => {
       { countItems: [{ sku, countedQuantity: '3' }] },
       { countItems: [{ sku, countedQuantity: 2.5 }] },
       { countItems: [{ sku, countedQuantity: 1, note: 'x' }] },
-      { countItems: [{ sku, countedQuantity: 1 }, { sku: sku.toLowerCase(), countedQuantity: 2 }] },
+      {
+        countItems: [
+          { sku, countedQuantity: 1 },
+          { sku: sku.toLowerCase(), countedQuantity: 2 },
+        ],
+      },
       { countItems: [null] },
     ];
     for (const body of invalid) {
       const res = await put(`/inventory/counts/${count.id}/items`, body);
-      expect([JSON.stringify(body), res.status, res.body.code]).toEqual([JSON.stringify(body), 400, 'bad-request/invalid-items']);
+      expect([JSON.stringify(body), res.status, res.body.code]).toEqual([
+        JSON.stringify(body),
+        400,
+        'bad-request/invalid-items',
+      ]);
     }
-    inv(await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }], extra: true }), 400, 'bad-request');
-    inv(await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 3 }, { sku: `${P}-NOPE`, countedQuantity: 1 }] }), 404, 'not-found');
-    inv(await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 3 }, { sku: managed, countedQuantity: 1 }] }), 403, 'forbidden/inventory-handler');
+    inv(
+      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }], extra: true }),
+      400,
+      'bad-request',
+    );
+    inv(
+      await put(`/inventory/counts/${count.id}/items`, {
+        countItems: [
+          { sku, countedQuantity: 3 },
+          { sku: `${P}-NOPE`, countedQuantity: 1 },
+        ],
+      }),
+      404,
+      'not-found',
+    );
+    inv(
+      await put(`/inventory/counts/${count.id}/items`, {
+        countItems: [
+          { sku, countedQuantity: 3 },
+          { sku: managed, countedQuantity: 1 },
+        ],
+      }),
+      403,
+      'forbidden/inventory-handler',
+    );
     inv(await put('/inventory/counts/cnt_NOPE/items', { countItems: [{ sku, countedQuantity: 1 }] }), 404, 'not-found');
     expect(await tdb.collection(counts).findOne({ _id: count.id })).toEqual(before);
   });
@@ -165,35 +244,88 @@ describe('counts', () => {
     const same = await freshSku(5);
     const fresh = await freshSku(0);
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: over, countedQuantity: 8 }, { sku: same, countedQuantity: 5 }, { sku: fresh, countedQuantity: 4 }] });
+    await put(`/inventory/counts/${count.id}/items`, {
+      countItems: [
+        { sku: over, countedQuantity: 8 },
+        { sku: same, countedQuantity: 5 },
+        { sku: fresh, countedQuantity: 4 },
+      ],
+    });
     const res = await post(`/inventory/counts/${count.id}/complete`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'completed', summary: { itemsCounted: 3, discrepancies: 2 } });
     expect(res.body.summary.adjustments).toHaveLength(2);
     expect(typeof res.body.completedAt).toBe('string');
-    expect([await ledger.onHand(over, main), await ledger.onHand(same, main), await ledger.onHand(fresh, main)]).toEqual([8, 5, 4]);
-    const adj = await Promise.all(res.body.summary.adjustments.map((id: string) => get(`/inventory/adjustments/${id}`)));
-    expect(adj.map((a) => [a.body.sku, a.body.reason, a.body.status, a.body.applied, a.body.currentQuantity, a.body.newQuantity, a.body.difference, a.body.reference]).sort()).toEqual(
+    expect([
+      await ledger.onHand(over, main),
+      await ledger.onHand(same, main),
+      await ledger.onHand(fresh, main),
+    ]).toEqual([8, 5, 4]);
+    const adj = await Promise.all(
+      res.body.summary.adjustments.map((id: string) => get(`/inventory/adjustments/${id}`)),
+    );
+    expect(
+      adj
+        .map((a) => [
+          a.body.sku,
+          a.body.reason,
+          a.body.status,
+          a.body.applied,
+          a.body.currentQuantity,
+          a.body.newQuantity,
+          a.body.difference,
+          a.body.reference,
+        ])
+        .sort(),
+    ).toEqual(
       [
         [over, 'count_correction', 'approved', true, 10, 8, -2, { type: 'count', id: count.id }],
         [fresh, 'count_correction', 'approved', true, 0, 4, 4, { type: 'count', id: count.id }],
       ].sort(),
     );
-    const moves = await tdb.collection(stockMovements).find({ reason: 'count_correction', 'reference.id': count.id }).toArray();
-    expect(moves.map((m) => [m.idempotencyKey, m.delta]).sort()).toEqual([[`cnt:${count.id}:${fresh}`, 4], [`cnt:${count.id}:${over}`, -2]].sort());
-    const before = { adj: await tdb.collection(adjustments).countDocuments({}), mov: await tdb.collection(stockMovements).countDocuments({}) };
+    const moves = await tdb
+      .collection(stockMovements)
+      .find({ reason: 'count_correction', 'reference.id': count.id })
+      .toArray();
+    expect(moves.map((m) => [m.idempotencyKey, m.delta]).sort()).toEqual(
+      [
+        [`cnt:${count.id}:${fresh}`, 4],
+        [`cnt:${count.id}:${over}`, -2],
+      ].sort(),
+    );
+    const before = {
+      adj: await tdb.collection(adjustments).countDocuments({}),
+      mov: await tdb.collection(stockMovements).countDocuments({}),
+    };
     inv(await post(`/inventory/counts/${count.id}/complete`), 409, 'conflict/count-completed');
-    inv(await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: same, countedQuantity: 1 }] }), 409, 'conflict/count-completed');
-    expect({ adj: await tdb.collection(adjustments).countDocuments({}), mov: await tdb.collection(stockMovements).countDocuments({}) }).toEqual(before);
+    inv(
+      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: same, countedQuantity: 1 }] }),
+      409,
+      'conflict/count-completed',
+    );
+    expect({
+      adj: await tdb.collection(adjustments).countDocuments({}),
+      mov: await tdb.collection(stockMovements).countDocuments({}),
+    }).toEqual(before);
     // its corrections are approved already: approving or rejecting them again is 409
-    inv(await post(`/inventory/adjustments/${res.body.summary.adjustments[0]}/approve`), 409, 'conflict/adjustment-approved');
+    inv(
+      await post(`/inventory/adjustments/${res.body.summary.adjustments[0]}/approve`),
+      409,
+      'conflict/adjustment-approved',
+    );
   });
 
   test('two concurrent completes: one 200, one 409 conflict/count-completed; every correction applied once', async () => {
     const skus = await Promise.all([10, 20, 30, 40, 50].map((s) => freshSku(s)));
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, { countItems: skus.map((sku, i) => ({ sku, countedQuantity: i * 3 })) });
-    const results = await Promise.all([post(`/inventory/counts/${count.id}/complete`), post(`/inventory/counts/${count.id}/complete`), post(`/inventory/counts/${count.id}/complete`)]);
+    await put(`/inventory/counts/${count.id}/items`, {
+      countItems: skus.map((sku, i) => ({ sku, countedQuantity: i * 3 })),
+    });
+    const results = await Promise.all([
+      post(`/inventory/counts/${count.id}/complete`),
+      post(`/inventory/counts/${count.id}/complete`),
+      post(`/inventory/counts/${count.id}/complete`),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     for (const r of results.filter((r) => r.status === 409)) inv(r, 409, 'conflict/count-completed');
     const done = results.find((r) => r.status === 200)!.body;
@@ -201,7 +333,9 @@ describe('counts', () => {
     expect(await Promise.all(skus.map((sku) => ledger.onHand(sku, main)))).toEqual([0, 3, 6, 9, 12]);
     for (const sku of skus) {
       const moves = await tdb.collection(stockMovements).find({ sku }).toArray();
-      expect(moves.map((m) => m.idempotencyKey).filter((k) => k.startsWith('cnt:'))).toEqual([`cnt:${count.id}:${sku}`]);
+      expect(moves.map((m) => m.idempotencyKey).filter((k) => k.startsWith('cnt:'))).toEqual([
+        `cnt:${count.id}:${sku}`,
+      ]);
     }
     expect(await tdb.collection(adjustments).countDocuments({ 'reference.id': count.id })).toBe(5);
   });
@@ -210,7 +344,12 @@ describe('counts', () => {
     const a = await freshSku(10);
     const b = await freshSku(10);
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: a, countedQuantity: 1 }, { sku: b, countedQuantity: 2 }] });
+    await put(`/inventory/counts/${count.id}/items`, {
+      countItems: [
+        { sku: a, countedQuantity: 1 },
+        { sku: b, countedQuantity: 2 },
+      ],
+    });
     // as if a completion claimed it, applied the first correction, and died: lease over
     const col = tdb.collection(counts);
     await col.updateById(count.id, { $set: { status: 'completing', leaseUntil: new Date(Date.now() - 1000) } });
@@ -230,7 +369,19 @@ describe('counts', () => {
     const sku = await freshSku(3);
     const count = await openCount();
     await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }] });
-    await tdb.collection(inventoryHandlers).insertOne({ _id: `ih_${sku}`, name: 'ERP', type: 'erp', skus: [sku], locationIds: [], status: 'active', lastSyncAt: null, syncCount: 0, createdAt: new Date() });
+    await tdb
+      .collection(inventoryHandlers)
+      .insertOne({
+        _id: `ih_${sku}`,
+        name: 'ERP',
+        type: 'erp',
+        skus: [sku],
+        locationIds: [],
+        status: 'active',
+        lastSyncAt: null,
+        syncCount: 0,
+        createdAt: new Date(),
+      });
     inv(await post(`/inventory/counts/${count.id}/complete`), 403, 'forbidden/inventory-handler');
     expect((await get(`/inventory/counts/${count.id}`)).body.status).toBe('open');
     expect(await ledger.onHand(sku, main)).toBe(3);
@@ -261,7 +412,14 @@ describe('lots and valuation', () => {
     await receiveTo(10);
     await setCost(3);
     await receiveTo(15);
-    await ledger.apply({ sku, locationId: main, delta: -3, reason: 'sale', actor: 'test', idempotencyKey: `sale-${sku}` });
+    await ledger.apply({
+      sku,
+      locationId: main,
+      delta: -3,
+      reason: 'sale',
+      actor: 'test',
+      idempotencyKey: `sale-${sku}`,
+    });
     await setCost(5);
     await receiveTo(16);
     expect(await ledger.onHand(sku, main)).toBe(16);
@@ -271,7 +429,17 @@ describe('lots and valuation', () => {
     const res = await get(`/inventory/lots?sku=${sku.toLowerCase()}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ totalCount: 3, page: 1, limit: 50 });
-    expect(res.body.lots.map((l: any) => [l.lotNumber, l.sku, l.locationId, l.quantity, l.costPerUnit, l.costSource, l.reason])).toEqual([
+    expect(
+      res.body.lots.map((l: any) => [
+        l.lotNumber,
+        l.sku,
+        l.locationId,
+        l.quantity,
+        l.costPerUnit,
+        l.costSource,
+        l.reason,
+      ]),
+    ).toEqual([
       [lotNumbers[2], sku, main, 4, 5, 'recorded', 'restock'],
       [lotNumbers[1], sku, main, 5, 3, 'recorded', 'restock'],
       [lotNumbers[0], sku, main, 10, 2, 'recorded', 'restock'],
@@ -279,7 +447,10 @@ describe('lots and valuation', () => {
     expect(Number.isNaN(Date.parse(res.body.lots[0].receivedAt))).toBe(false);
     const paged = await get(`/inventory/lots?sku=${sku}&locationId=${main}&limit=1&page=3`);
     expect(paged.body.lots.map((l: any) => l.lotNumber)).toEqual([lotNumbers[0]]);
-    expect((await get(`/inventory/lots?sku=${sku}&locationId=${store}`)).body).toMatchObject({ lots: [], totalCount: 0 });
+    expect((await get(`/inventory/lots?sku=${sku}&locationId=${store}`)).body).toMatchObject({
+      lots: [],
+      totalCount: 0,
+    });
   });
 
   test('GET /inventory/lots/{lotNumber}: one lot; a sale, an unknown number or another tenant’s lot is 404', async () => {
@@ -297,7 +468,14 @@ describe('lots and valuation', () => {
     const fifo = await v('fifo');
     expect(fifo.status).toBe(200);
     // 4 @ 5 + 5 @ 3 + 7 @ 2 = 20 + 15 + 14 = 49
-    expect(fifo.body).toMatchObject({ sku, locationId: main, method: 'fifo', quantity: 16, totalValue: 49, unitCost: 3.0625 });
+    expect(fifo.body).toMatchObject({
+      sku,
+      locationId: main,
+      method: 'fifo',
+      quantity: 16,
+      totalValue: 49,
+      unitCost: 3.0625,
+    });
     expect(fifo.body.lots.map((l: any) => [l.lotNumber, l.remaining, l.costPerUnit, l.value])).toEqual([
       [lotNumbers[0], 7, 2, 14],
       [lotNumbers[1], 5, 3, 15],
@@ -314,16 +492,29 @@ describe('lots and valuation', () => {
     // (10·2 + 5·3 + 4·5) / 19 = 55/19 = 2.894736…; × 16 = 46.3157…
     const avg = await v('average');
     expect(avg.body).toMatchObject({ method: 'average', quantity: 16, totalValue: 46.32, unitCost: 2.8947 });
-    expect((await get(`/inventory/lots/sku/${sku.toLowerCase()}/valuation?locationId=${main}`)).body.method).toBe('fifo');
+    expect((await get(`/inventory/lots/sku/${sku.toLowerCase()}/valuation?locationId=${main}`)).body.method).toBe(
+      'fifo',
+    );
   });
 
   test('valuation with nothing on hand is 0; a lot whose path noted no cost uses the current catalog cost', async () => {
     const empty = await get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=average`);
     expect(empty.body).toMatchObject({ quantity: 0, totalValue: 0, lots: [] });
-    await ledger.apply({ sku, locationId: store, delta: 2, reason: 'transfer_in', actor: 'test', idempotencyKey: `direct-${sku}` });
+    await ledger.apply({
+      sku,
+      locationId: store,
+      delta: 2,
+      reason: 'transfer_in',
+      actor: 'test',
+      idempotencyKey: `direct-${sku}`,
+    });
     const lot = await get(`/inventory/lots/${encodeURIComponent(`direct-${sku}`)}`);
     expect(lot.body).toMatchObject({ quantity: 2, costPerUnit: 5, costSource: 'catalog' });
-    expect((await get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=lifo`)).body).toMatchObject({ quantity: 2, totalValue: 10, unitCost: 5 });
+    expect((await get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=lifo`)).body).toMatchObject({
+      quantity: 2,
+      totalValue: 10,
+      unitCost: 5,
+    });
   });
 
   test('valuation errors: 400 bad-request/missing-location, 404 not-found for an unknown SKU, 404 not-found/location, 400 for a bad method', async () => {
@@ -342,9 +533,20 @@ describe('lots and valuation', () => {
       { lotNumber: 'b', quantity: 3, costPerUnit: 2, receivedAt: at(2) },
     ];
     expect(valueOnHand(receipts, 7, 'fifo', 10)).toMatchObject({ quantity: 7, totalValue: 2 + 6 + 20 });
-    expect(valueOnHand(receipts, 4, 'fifo', 10).lots.map((l) => [l.lotNumber, l.remaining])).toEqual([['a', 1], ['b', 3]]);
-    expect(valueOnHand(receipts, 4, 'lifo', 10).lots.map((l) => [l.lotNumber, l.remaining])).toEqual([['a', 2], ['b', 2]]);
-    expect(valueOnHand(receipts, 0, 'average', 10)).toMatchObject({ quantity: 0, totalValue: 0, unitCost: 1.6, lots: [] });
+    expect(valueOnHand(receipts, 4, 'fifo', 10).lots.map((l) => [l.lotNumber, l.remaining])).toEqual([
+      ['a', 1],
+      ['b', 3],
+    ]);
+    expect(valueOnHand(receipts, 4, 'lifo', 10).lots.map((l) => [l.lotNumber, l.remaining])).toEqual([
+      ['a', 2],
+      ['b', 2],
+    ]);
+    expect(valueOnHand(receipts, 0, 'average', 10)).toMatchObject({
+      quantity: 0,
+      totalValue: 0,
+      unitCost: 1.6,
+      lots: [],
+    });
   });
 });
 
@@ -367,11 +569,34 @@ describe('stats and reports (a tenant of their own)', () => {
     rTenant = new TenantDb(deps.db, t.tenantId);
     rMain = (await new Locations(rTenant).system())._id;
     const now = new Date();
-    await rTenant.collection(locations).insertOne({ _id: rStore, name: 'Store', type: 'location', isDefault: false, isSystem: false, managedBy: null, createdAt: now, updatedAt: now });
-    const make = async (body: Record<string, unknown>) => expect((await http(apiUrl, 'POST', '/products', { key: rKey, body: { title: { value: String(body.sku) }, price: 10, ...body } })).status).toBe(201);
+    await rTenant
+      .collection(locations)
+      .insertOne({
+        _id: rStore,
+        name: 'Store',
+        type: 'location',
+        isDefault: false,
+        isSystem: false,
+        managedBy: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+    const make = async (body: Record<string, unknown>) =>
+      expect(
+        (
+          await http(apiUrl, 'POST', '/products', {
+            key: rKey,
+            body: { title: { value: String(body.sku) }, price: 10, ...body },
+          })
+        ).status,
+      ).toBe(201);
     await make({ sku: A, cost: 1 });
     await make({ sku: B, cost: 10, minAlertStock: 2 });
-    await make({ sku: `${R}-C`, cost: 99, variants: [{ sku: CV, title: { value: 'C variant' }, price: 10, position: 0, cost: 7, minAlertStock: 20 }] });
+    await make({
+      sku: `${R}-C`,
+      cost: 99,
+      variants: [{ sku: CV, title: { value: 'C variant' }, price: 10, position: 0, cost: 7, minAlertStock: 20 }],
+    });
     await make({ sku: D, cost: 3 });
     await make({ sku: `${R}-E`, cost: 3 }); // never stocked: not tracked
     t0 = new Date();
@@ -379,7 +604,9 @@ describe('stats and reports (a tenant of their own)', () => {
     await l.apply({ sku: A, locationId: rMain, delta: 3, reason: 'restock', actor: 't' });
     // B at main: two receipts whose costs were noted (6 @ 8, 4 @ 14 → average 10.4)
     await rTenant.collection(lotCosts).insertOne({ _id: `${t.tenantId}:rB1`, sku: B, costPerUnit: 8, recordedAt: now });
-    await rTenant.collection(lotCosts).insertOne({ _id: `${t.tenantId}:rB2`, sku: B, costPerUnit: 14, recordedAt: now });
+    await rTenant
+      .collection(lotCosts)
+      .insertOne({ _id: `${t.tenantId}:rB2`, sku: B, costPerUnit: 14, recordedAt: now });
     await l.apply({ sku: B, locationId: rMain, delta: 6, reason: 'restock', actor: 't', idempotencyKey: 'rB1' });
     await l.apply({ sku: B, locationId: rMain, delta: 4, reason: 'restock', actor: 't', idempotencyKey: 'rB2' });
     await l.apply({ sku: B, locationId: rStore, delta: 4, reason: 'restock', actor: 't' });
@@ -400,7 +627,11 @@ describe('stats and reports (a tenant of their own)', () => {
   test('stock-levels: one row per balance, narrowed by location', async () => {
     const res = await report({ reportType: 'stock-levels' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ reportType: 'stock-levels', locationId: null, totals: { rows: 5, skus: 4, units: 32 } });
+    expect(res.body).toMatchObject({
+      reportType: 'stock-levels',
+      locationId: null,
+      totals: { rows: 5, skus: 4, units: 32 },
+    });
     expect(Number.isNaN(Date.parse(res.body.generatedAt))).toBe(false);
     expect(res.body.rows.map((r: any) => [r.sku, r.locationId, r.onHand, r.minAlertStock, r.status])).toEqual(
       [
@@ -424,11 +655,17 @@ describe('stats and reports (a tenant of their own)', () => {
       [CV, 15, 20, 5],
     ]);
     expect(low.body.totals).toEqual({ skus: 2, units: 18, shortfall: 7 });
-    expect((await report({ reportType: 'low-stock', locationId: rMain })).body.rows.map((r: any) => r.sku)).toEqual([A]);
+    expect((await report({ reportType: 'low-stock', locationId: rMain })).body.rows.map((r: any) => r.sku)).toEqual([
+      A,
+    ]);
     // at the store alone, B's 4 is still above its minimum of 2
-    expect((await report({ reportType: 'low-stock', locationId: rStore })).body.rows.map((r: any) => r.sku)).toEqual([CV]);
+    expect((await report({ reportType: 'low-stock', locationId: rStore })).body.rows.map((r: any) => r.sku)).toEqual([
+      CV,
+    ]);
     const out = await report({ reportType: 'out-of-stock' });
-    expect(out.body.rows.map((r: any) => [r.sku, r.onHand, r.locations])).toEqual([[D, 0, [{ locationId: rMain, onHand: 0 }]]]);
+    expect(out.body.rows.map((r: any) => [r.sku, r.onHand, r.locations])).toEqual([
+      [D, 0, [{ locationId: rMain, onHand: 0 }]],
+    ]);
     expect(out.body.totals).toMatchObject({ skus: 1 });
   });
 
@@ -443,7 +680,12 @@ describe('stats and reports (a tenant of their own)', () => {
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0])) || String(x[1]).localeCompare(String(y[1]))),
     );
     expect(res.body.totals).toEqual({ rows: 4, skus: 3, units: 32, value: 252 });
-    expect((await report({ reportType: 'valuation', locationId: rStore })).body.totals).toEqual({ rows: 2, skus: 2, units: 19, value: 145 });
+    expect((await report({ reportType: 'valuation', locationId: rStore })).body.totals).toEqual({
+      rows: 2,
+      skus: 2,
+      units: 19,
+      value: 145,
+    });
   });
 
   test('movements: applied ledger entries in the period', async () => {
@@ -452,7 +694,13 @@ describe('stats and reports (a tenant of their own)', () => {
     expect(res.body.rows).toHaveLength(7);
     expect(res.body.totals).toEqual({ movements: 7, unitsIn: 34, unitsOut: 2, net: 32 });
     expect(res.body.truncated).toBe(false);
-    expect(res.body.rows.find((r: any) => r.delta < 0)).toMatchObject({ sku: D, delta: -2, reason: 'sale', balanceAfter: 0, locationId: rMain });
+    expect(res.body.rows.find((r: any) => r.delta < 0)).toMatchObject({
+      sku: D,
+      delta: -2,
+      reason: 'sale',
+      balanceAfter: 0,
+      locationId: rMain,
+    });
     const atStore = await report({ reportType: 'movements', locationId: rStore });
     expect(atStore.body.totals).toEqual({ movements: 2, unitsIn: 19, unitsOut: 0, net: 19 });
     const later = await report({ reportType: 'movements', from: new Date(Date.now() + 60_000).toISOString() });
@@ -469,7 +717,15 @@ describe('stats and reports (a tenant of their own)', () => {
     inv(await report({ reportType: 'movements', from: 'yesterday' }), 400, 'bad-request');
     inv(await report({ reportType: 'movements', from: t1.toISOString(), to: t0.toISOString() }), 400, 'bad-request');
     inv(await report({ reportType: 'movements', format: 'csv' }), 400, 'bad-request');
-    inv(await http(apiUrl, 'POST', '/inventory/reports', { key: rKey, raw: '{"reportType":', headers: { 'content-type': 'application/json' } }), 400, 'bad-request/invalid-json');
+    inv(
+      await http(apiUrl, 'POST', '/inventory/reports', {
+        key: rKey,
+        raw: '{"reportType":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'bad-request/invalid-json',
+    );
   });
 
   test('another tenant sees only its own figures', async () => {
@@ -484,7 +740,11 @@ describe('tenancy and auth', () => {
   test("another tenant's count is 404 for every verb", async () => {
     const count = await openCount();
     inv(await get(`/inventory/counts/${count.id}`, other), 404, 'not-found');
-    inv(await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }, other), 404, 'not-found');
+    inv(
+      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }, other),
+      404,
+      'not-found',
+    );
     inv(await post(`/inventory/counts/${count.id}/complete`, undefined, other), 404, 'not-found');
     expect((await get('/inventory/counts', other)).body).toMatchObject({ counts: [], totalCount: 0 });
     expect((await get(`/inventory/counts/${count.id}`)).body.status).toBe('open');
@@ -503,11 +763,25 @@ describe('tenancy and auth', () => {
       inv(await http(apiUrl, method, path, {}), 401, 'bad-request/missing-tenant');
     }
     const before = await tdb.collection(counts).countDocuments({});
-    inv(await post('/inventory/counts', { name: 'x', locationId: main, countType: 'full' }, readOnly), 403, 'auth:permission_denied');
-    inv(await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }, readOnly), 403, 'auth:permission_denied');
+    inv(
+      await post('/inventory/counts', { name: 'x', locationId: main, countType: 'full' }, readOnly),
+      403,
+      'auth:permission_denied',
+    );
+    inv(
+      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }, readOnly),
+      403,
+      'auth:permission_denied',
+    );
     inv(await post(`/inventory/counts/${count.id}/complete`, undefined, readOnly), 403, 'auth:permission_denied');
     expect(await tdb.collection(counts).countDocuments({})).toBe(before);
-    for (const path of ['/inventory/counts', `/inventory/counts/${count.id}`, '/inventory/lots', '/inventory/stats', `/inventory/lots/sku/X/valuation?locationId=${main}`]) {
+    for (const path of [
+      '/inventory/counts',
+      `/inventory/counts/${count.id}`,
+      '/inventory/lots',
+      '/inventory/stats',
+      `/inventory/lots/sku/X/valuation?locationId=${main}`,
+    ]) {
       inv(await get(path, noInventory), 403, 'auth:permission_denied');
       expect((await get(path.replace('/X/', `/${P}-LOTS/`), readOnly)).status).toBe(200);
     }

@@ -18,7 +18,12 @@ beforeAll(async () => {
   deps = await TestDeps.open();
   ({ key, tenantId } = await deps.tenantWithKey());
   loc = systemLocationId(tenantId);
-  const body = { sku: SKU, title: { value: 'Stocked' }, price: 10, variants: [{ sku: VAR, title: { value: 'L' }, price: 10, position: 0 }] };
+  const body = {
+    sku: SKU,
+    title: { value: 'Stocked' },
+    price: 10,
+    variants: [{ sku: VAR, title: { value: 'L' }, price: 10, position: 0 }],
+  };
   expect((await http(apiUrl, 'POST', '/products', { key, body })).status).toBe(201);
 });
 afterAll(() => deps.close());
@@ -32,14 +37,23 @@ test('PUT sets a balance through the ledger; GET reads it; the SKU is found in a
   expect(put.body).toMatchObject({ sku: VAR, locationId: loc, onHand: 7 });
   expect((await http(apiUrl, 'GET', stockPath(VAR), { key })).body).toMatchObject({ sku: VAR, onHand: 7 });
   const movements = await deps.db.collection('stock_movements').find({ tenantId, sku: VAR }).toArray();
-  expect(movements).toEqual([expect.objectContaining({ delta: 7, status: 'applied', balanceAfter: 7, reason: 'manual' })]);
+  expect(movements).toEqual([
+    expect.objectContaining({ delta: 7, status: 'applied', balanceAfter: 7, reason: 'manual' }),
+  ]);
   const item = await http(apiUrl, 'GET', `/inventory/items/${VAR}`, { key });
-  expect(item.body).toMatchObject({ sku: VAR, kind: 'variant', total: 7, byLocation: [{ locationId: loc, onHand: 7 }] });
+  expect(item.body).toMatchObject({
+    sku: VAR,
+    kind: 'variant',
+    total: 7,
+    byLocation: [{ locationId: loc, onHand: 7 }],
+  });
   const list = await http(apiUrl, 'GET', `/inventory?sku=${VAR}`, { key });
   expect(list.body).toMatchObject({ totalCount: 1, page: 1, items: [{ sku: VAR, onHand: 7 }] });
   const atLoc = await http(apiUrl, 'GET', `/inventory/location?locationId=${loc}`, { key });
   expect(atLoc.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ sku: VAR, onHand: 7 })]));
-  expect((await http(apiUrl, 'GET', '/inventory/items', { key })).body.items).toEqual(expect.arrayContaining([expect.objectContaining({ sku: VAR, total: 7 })]));
+  expect((await http(apiUrl, 'GET', '/inventory/items', { key })).body.items).toEqual(
+    expect.arrayContaining([expect.objectContaining({ sku: VAR, total: 7 })]),
+  );
 });
 
 test('a retried PUT with the same Idempotency-Key records one movement', async () => {
@@ -65,29 +79,65 @@ test.each([
   const before = await deps.db.collection('stock_movements').countDocuments({ tenantId });
   const res = await http(apiUrl, 'PUT', stockPath(), { key, body });
   expectError(res, status, code);
-  if (code === 'bad-request/invalid-stock' && (body as { stock: number }).stock === -1) expect(res.body.message).toBe('Stock cannot be negative');
+  if (code === 'bad-request/invalid-stock' && (body as { stock: number }).stock === -1)
+    expect(res.body.message).toBe('Stock cannot be negative');
   expect(await deps.db.collection('stock_movements').countDocuments({ tenantId })).toBe(before);
 });
 
 test('an unknown location is 404 not-found/location; an unknown SKU 404 not-found; invalid JSON 400', async () => {
-  expectError(await http(apiUrl, 'PUT', stockPath(SKU, 'loc_nope'), { key, body: { stock: 1 } }), 404, 'not-found/location');
+  expectError(
+    await http(apiUrl, 'PUT', stockPath(SKU, 'loc_nope'), { key, body: { stock: 1 } }),
+    404,
+    'not-found/location',
+  );
   expectError(await http(apiUrl, 'PUT', stockPath(`${P}-NOPE`), { key, body: { stock: 1 } }), 404, 'not-found');
   expectError(await http(apiUrl, 'GET', stockPath(`${P}-NOPE`), { key }), 404, 'not-found');
   expectError(await http(apiUrl, 'GET', `/inventory/items/${P}-NOPE`, { key }), 404, 'not-found');
   expectError(await http(apiUrl, 'GET', '/inventory/location', { key }), 400, 'bad-request/missing-location');
-  expectError(await http(apiUrl, 'PUT', stockPath(), { key, raw: '{"stock":', headers: { 'content-type': 'application/json' } }), 400, 'bad-request/invalid-json');
+  expectError(
+    await http(apiUrl, 'PUT', stockPath(), { key, raw: '{"stock":', headers: { 'content-type': 'application/json' } }),
+    400,
+    'bad-request/invalid-json',
+  );
 });
 
 test('bulk-update: a result per item, 207 when some fail; invalid or empty items 400', async () => {
-  const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: SKU, stock: 4 }, { sku: `${P}-NOPE`, stock: 1 }, { sku: VAR, stock: 2, locationId: 'loc_nowhere' }] } });
+  const res = await http(apiUrl, 'POST', '/inventory/bulk-update', {
+    key,
+    body: {
+      items: [
+        { sku: SKU, stock: 4 },
+        { sku: `${P}-NOPE`, stock: 1 },
+        { sku: VAR, stock: 2, locationId: 'loc_nowhere' },
+      ],
+    },
+  });
   expect(res.status).toBe(207);
   expect(res.body).toMatchObject({ succeeded: 1, failed: 2 });
-  expect(res.body.results.map((r: { success: boolean; error?: { code: string } }) => r.error?.code ?? 'ok')).toEqual(['ok', 'not-found', 'not-found/location']);
+  expect(res.body.results.map((r: { success: boolean; error?: { code: string } }) => r.error?.code ?? 'ok')).toEqual([
+    'ok',
+    'not-found',
+    'not-found/location',
+  ]);
   // a malformed item refuses the whole request: nothing written
   const before = await ledger().onHand(SKU, loc);
   for (const [items, code, field] of [
-    [[{ sku: SKU, stock: 9 }, { sku: VAR, stock: -2 }], 'bad-request/invalid-stock', 'items.1.stock'],
-    [[{ sku: SKU, stock: 9 }, { sku: VAR, stock: '3' }], 'bad-request/invalid-stock', 'items.1.stock'],
+    [
+      [
+        { sku: SKU, stock: 9 },
+        { sku: VAR, stock: -2 },
+      ],
+      'bad-request/invalid-stock',
+      'items.1.stock',
+    ],
+    [
+      [
+        { sku: SKU, stock: 9 },
+        { sku: VAR, stock: '3' },
+      ],
+      'bad-request/invalid-stock',
+      'items.1.stock',
+    ],
     [[{ sku: SKU, stock: 9 }, { stock: 1 }], 'bad-request/invalid-items', 'items.1.sku'],
     [[{ sku: SKU, stock: 9, locationId: 7 }], 'bad-request/invalid-items', 'items.0.locationId'],
   ] as const) {
@@ -97,10 +147,21 @@ test('bulk-update: a result per item, 207 when some fail; invalid or empty items
   }
   expect(await ledger().onHand(SKU, loc)).toBe(before);
   expect(await ledger().onHand(SKU, loc)).toBe(4);
-  const ok = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: SKU, stock: 5, locationId: loc }] } });
+  const ok = await http(apiUrl, 'POST', '/inventory/bulk-update', {
+    key,
+    body: { items: [{ sku: SKU, stock: 5, locationId: loc }] },
+  });
   expect(ok.status).toBe(200);
-  expectError(await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [] } }), 400, 'bad-request/invalid-items');
-  expectError(await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: 'x' } }), 400, 'bad-request/invalid-items');
+  expectError(
+    await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [] } }),
+    400,
+    'bad-request/invalid-items',
+  );
+  expectError(
+    await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: 'x' } }),
+    400,
+    'bad-request/invalid-items',
+  );
   expectError(await http(apiUrl, 'POST', '/inventory/bulk-update', { key }), 400, 'bad-request/missing-body');
 });
 
@@ -110,7 +171,15 @@ test('bulk-update without locationId sets the default location, also after anoth
   const storeId = store.body.id ?? store.body._id;
   expect((await http(apiUrl, 'POST', `/locations/${storeId}/set-default`, { key })).status).toBe(200);
   try {
-    const res = await http(apiUrl, 'POST', '/inventory/bulk-update', { key, body: { items: [{ sku: VAR, stock: 11 }, { sku: VAR, stock: 11, locationId: null }] } });
+    const res = await http(apiUrl, 'POST', '/inventory/bulk-update', {
+      key,
+      body: {
+        items: [
+          { sku: VAR, stock: 11 },
+          { sku: VAR, stock: 11, locationId: null },
+        ],
+      },
+    });
     expect(res.status).toBe(200);
     expect(res.body.results[0]).toMatchObject({ locationId: storeId, onHand: 11 });
     expect(res.body.results[1]).toMatchObject({ locationId: storeId, onHand: 11 });
@@ -122,9 +191,15 @@ test('bulk-update without locationId sets the default location, also after anoth
 
 test('50 concurrent decrements of 1 on a stock of 10: exactly 10 succeed and the stock ends at 0', async () => {
   const sku = `${P}-HOT`;
-  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Hot' }, price: 1 } })).status).toBe(201);
+  expect(
+    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Hot' }, price: 1 } })).status,
+  ).toBe(201);
   await ledger().apply({ sku, locationId: loc, delta: 10, reason: 'restock', actor: 'test' });
-  const results = await Promise.allSettled(Array.from({ length: 50 }, () => ledger().apply({ sku, locationId: loc, delta: -1, reason: 'sale', actor: 'test' })));
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, () =>
+      ledger().apply({ sku, locationId: loc, delta: -1, reason: 'sale', actor: 'test' }),
+    ),
+  );
   expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
   const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   expect(refused.every((r) => r.reason.code === 'conflict/insufficient-stock')).toBe(true);
@@ -134,7 +209,9 @@ test('50 concurrent decrements of 1 on a stock of 10: exactly 10 succeed and the
 
 test('a movement applied twice with one key (a retry) changes the balance once', async () => {
   const sku = `${P}-RETRY`;
-  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Retry' }, price: 1 } })).status).toBe(201);
+  expect(
+    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Retry' }, price: 1 } })).status,
+  ).toBe(201);
   const m = { sku, locationId: loc, delta: 5, reason: 'restock', actor: 'test', idempotencyKey: `${P}-k1` };
   const all = await Promise.all(Array.from({ length: 10 }, () => ledger().apply(m)));
   expect(new Set(all.map((x) => x.balanceAfter))).toEqual(new Set([5]));
@@ -143,23 +220,40 @@ test('a movement applied twice with one key (a retry) changes the balance once',
 
 test('handlers: a managed SKU or location refuses manual edits with 403; handlers are per tenant', async () => {
   const sku = `${P}-MANAGED`;
-  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Managed' }, price: 1 } })).status).toBe(201);
+  expect(
+    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Managed' }, price: 1 } })).status,
+  ).toBe(201);
   const h = await http(apiUrl, 'POST', '/inventory/handlers', { key, body: { name: 'ERP', type: 'erp', skus: [sku] } });
   expect(h.status).toBe(201);
-  expectError(await http(apiUrl, 'PUT', stockPath(sku), { key, body: { stock: 1 } }), 403, 'forbidden/inventory-handler');
+  expectError(
+    await http(apiUrl, 'PUT', stockPath(sku), { key, body: { stock: 1 } }),
+    403,
+    'forbidden/inventory-handler',
+  );
   expect(await ledger().onHand(sku, loc)).toBe(0);
-  expect((await http(apiUrl, 'GET', `/inventory/handlers/${h.body.id}`, { key })).body).toMatchObject({ id: h.body.id, skus: [sku] });
+  expect((await http(apiUrl, 'GET', `/inventory/handlers/${h.body.id}`, { key })).body).toMatchObject({
+    id: h.body.id,
+    skus: [sku],
+  });
   const sync = await http(apiUrl, 'POST', `/inventory/handlers/${h.body.id}/sync`, { key });
   expect(sync.body).toMatchObject({ success: true, handlerId: h.body.id, syncCount: 1 });
   const other = await deps.tenantWithKey();
   expectError(await http(apiUrl, 'GET', `/inventory/handlers/${h.body.id}`, { key: other.key }), 404, 'not-found');
-  expectError(await http(apiUrl, 'POST', `/inventory/handlers/${h.body.id}/sync`, { key: other.key }), 404, 'not-found');
+  expectError(
+    await http(apiUrl, 'POST', `/inventory/handlers/${h.body.id}/sync`, { key: other.key }),
+    404,
+    'not-found',
+  );
 });
 
 test('another tenant sees none of it; no key is 401 bad-request/missing-tenant; a missing scope 403', async () => {
   const other = await deps.tenantWithKey();
   expectError(await http(apiUrl, 'GET', stockPath(), { key: other.key }), 404, 'not-found/location');
-  expectError(await http(apiUrl, 'PUT', stockPath(), { key: other.key, body: { stock: 1 } }), 404, 'not-found/location');
+  expectError(
+    await http(apiUrl, 'PUT', stockPath(), { key: other.key, body: { stock: 1 } }),
+    404,
+    'not-found/location',
+  );
   expectError(await http(apiUrl, 'GET', `/inventory/items/${SKU}`, { key: other.key }), 404, 'not-found');
   expect((await http(apiUrl, 'GET', '/inventory', { key: other.key })).body.totalCount).toBe(0);
   expectError(await http(apiUrl, 'GET', '/inventory', {}), 401, 'bad-request/missing-tenant');

@@ -27,15 +27,32 @@ beforeAll(async () => {
   ({ key, tenantId } = await deps.tenantWithKey());
   origin = systemLocationId(tenantId);
   const now = new Date();
-  await new TenantDb(deps.db, tenantId).collection(locations).insertOne({ _id: dest, name: 'Store', type: 'location', isDefault: false, isSystem: false, managedBy: null, createdAt: now, updatedAt: now });
-  for (const sku of [SKU, SKU2]) expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 1 } })).status).toBe(201);
+  await new TenantDb(deps.db, tenantId)
+    .collection(locations)
+    .insertOne({
+      _id: dest,
+      name: 'Store',
+      type: 'location',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+  for (const sku of [SKU, SKU2])
+    expect(
+      (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 1 } })).status,
+    ).toBe(201);
   await ledger().apply({ sku: SKU, locationId: origin, delta: 1000, reason: 'restock', actor: 'test' });
   await ledger().apply({ sku: SKU2, locationId: origin, delta: 1000, reason: 'restock', actor: 'test' });
 });
 afterAll(() => deps.close());
 
 async function create(lines = [{ sku: SKU, quantity: 2 }]) {
-  const res = await http(apiUrl, 'POST', '/inventory/transfers', { key, body: { originId: origin, destinationId: dest, productsList: lines } });
+  const res = await http(apiUrl, 'POST', '/inventory/transfers', {
+    key,
+    body: { originId: origin, destinationId: dest, productsList: lines },
+  });
   expect(res.status).toBe(201);
   return res.body as { id: string; status: string; workflowId: string };
 }
@@ -57,8 +74,16 @@ test('create → pending, a workflow <tenantId>/<transferId> visible under the T
   const desc = await deps.temporal.workflow.getHandle(t.workflowId).describe();
   expect(desc.status.name).toBe('RUNNING');
   expect(desc.typedSearchAttributes.get({ name: 'TenantId', type: 'KEYWORD' } as never)).toBe(tenantId);
-  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body).toMatchObject({ id: t.id, status: 'pending', productsList: [{ sku: SKU, quantity: 2 }] });
-  expect((await http(apiUrl, 'GET', '/inventory/transfers?status=pending', { key })).body.transfers.some((x: { id: string }) => x.id === t.id)).toBe(true);
+  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body).toMatchObject({
+    id: t.id,
+    status: 'pending',
+    productsList: [{ sku: SKU, quantity: 2 }],
+  });
+  expect(
+    (await http(apiUrl, 'GET', '/inventory/transfers?status=pending', { key })).body.transfers.some(
+      (x: { id: string }) => x.id === t.id,
+    ),
+  ).toBe(true);
 });
 
 const TABLE: [string, string, number, string | null][] = [
@@ -92,48 +117,82 @@ test.each(TABLE)('a %s transfer: %s → %i %s', async (state, action, status, ou
 });
 
 test('receive moves the stock out of the origin and into the destination, with ledger movements', async () => {
-  const [o1, o2, d1] = [await ledger().onHand(SKU, origin), await ledger().onHand(SKU2, origin), await ledger().onHand(SKU, dest)];
-  const t = await create([{ sku: SKU, quantity: 3 }, { sku: SKU2.toLowerCase(), quantity: 4 }]);
+  const [o1, o2, d1] = [
+    await ledger().onHand(SKU, origin),
+    await ledger().onHand(SKU2, origin),
+    await ledger().onHand(SKU, dest),
+  ];
+  const t = await create([
+    { sku: SKU, quantity: 3 },
+    { sku: SKU2.toLowerCase(), quantity: 4 },
+  ]);
   await act(t.id, 'approve');
   expect((await act(t.id, 'receive')).body).toMatchObject({ status: 'received', receivedAt: expect.any(String) });
   expect(await ledger().onHand(SKU, origin)).toBe(o1 - 3);
   expect(await ledger().onHand(SKU2, origin)).toBe(o2 - 4);
   expect(await ledger().onHand(SKU, dest)).toBe(d1 + 3);
   const moves = await deps.db.collection('stock_movements').find({ tenantId, 'reference.id': t.id }).toArray();
-  expect(moves.map((m) => `${m.reason}:${m.sku}:${m.delta}`).sort()).toEqual([`transfer_in:${SKU2}:4`, `transfer_in:${SKU}:3`, `transfer_out:${SKU2}:-4`, `transfer_out:${SKU}:-3`].sort());
+  expect(moves.map((m) => `${m.reason}:${m.sku}:${m.delta}`).sort()).toEqual(
+    [`transfer_in:${SKU2}:4`, `transfer_in:${SKU}:3`, `transfer_out:${SKU2}:-4`, `transfer_out:${SKU}:-3`].sort(),
+  );
 });
 
 test('the lot a transfer makes at its destination costs what its units cost at the origin (FIFO), not the catalog cost', async () => {
   const sku = `${P}-COST`;
-  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 2 } })).status).toBe(201);
+  expect(
+    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 2 } })).status,
+  ).toBe(201);
   const setCost = (cost: number) => deps.db.collection('products').updateOne({ tenantId, sku }, { $set: { cost } });
   const tenantDb = new TenantDb(deps.db, tenantId);
   // two receipts at the origin: 5 @ 2, then 5 @ 7 (each noted at the catalog cost of its moment)
-  for (const [n, cost] of [[1, 2], [2, 7]]) {
+  for (const [n, cost] of [
+    [1, 2],
+    [2, 7],
+  ]) {
     await setCost(cost);
     await recordLotCost(tenantDb, `${sku}-r${n}`, sku);
-    await ledger().apply({ sku, locationId: origin, delta: 5, reason: 'restock', actor: 'test', idempotencyKey: `${sku}-r${n}` });
+    await ledger().apply({
+      sku,
+      locationId: origin,
+      delta: 5,
+      reason: 'restock',
+      actor: 'test',
+      idempotencyKey: `${sku}-r${n}`,
+    });
   }
   const t = await create([{ sku, quantity: 6 }]);
   await act(t.id, 'approve');
   await setCost(100);
   expect((await act(t.id, 'receive')).status).toBe(200);
 
-  const moveIn = await deps.db.collection('stock_movements').findOne({ tenantId, 'reference.id': t.id, reason: 'transfer_in' });
+  const moveIn = await deps.db
+    .collection('stock_movements')
+    .findOne({ tenantId, 'reference.id': t.id, reason: 'transfer_in' });
   const lot = await http(apiUrl, 'GET', `/inventory/lots/${encodeURIComponent(moveIn!.idempotencyKey)}`, { key });
   // the 6 oldest units: 5 @ 2 + 1 @ 7 = 17, 2.8333 each
   expect(lot.body).toMatchObject({ sku, locationId: dest, quantity: 6, costPerUnit: 2.8333, costSource: 'recorded' });
-  const atOrigin = await http(apiUrl, 'GET', `/inventory/lots/sku/${sku}/valuation?locationId=${origin}&method=fifo`, { key });
+  const atOrigin = await http(apiUrl, 'GET', `/inventory/lots/sku/${sku}/valuation?locationId=${origin}&method=fifo`, {
+    key,
+  });
   expect(atOrigin.body).toMatchObject({ quantity: 4, totalValue: 28, unitCost: 7 });
 });
 
 test('a receive refused for stock leaves no cost noted for the lots it did not make', async () => {
   const sku = `${P}-NOCOST`;
-  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 3 } })).status).toBe(201);
-  const t = await create([{ sku: SKU, quantity: 1 }, { sku, quantity: 5 }]);
+  expect(
+    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 3 } })).status,
+  ).toBe(201);
+  const t = await create([
+    { sku: SKU, quantity: 1 },
+    { sku, quantity: 5 },
+  ]);
   await act(t.id, 'approve');
   expectError(await act(t.id, 'receive'), 409, 'conflict/insufficient-stock');
-  expect(await deps.db.collection('inventory_lot_costs').countDocuments({ _id: { $regex: `^${tenantId}:trf:${t.id}:` } as never })).toBe(0);
+  expect(
+    await deps.db
+      .collection('inventory_lot_costs')
+      .countDocuments({ _id: { $regex: `^${tenantId}:trf:${t.id}:` } as never }),
+  ).toBe(0);
 });
 
 test('20 concurrent receives: one 200, the rest 409, stock moved once', async () => {
@@ -153,16 +212,25 @@ test('a retried receive with the same Idempotency-Key answers the first result; 
   const again = await act(t.id, 'receive', { headers });
   expect([first.status, again.status]).toEqual([200, 200]);
   expect(again.body).toEqual(first.body);
-  expectError(await act(t.id, 'receive', { headers: { 'idempotency-key': `${P}-other` } }), 409, 'conflict/transfer-received');
+  expectError(
+    await act(t.id, 'receive', { headers: { 'idempotency-key': `${P}-other` } }),
+    409,
+    'conflict/transfer-received',
+  );
   expect(await ledger().onHand(SKU, dest)).toBe(before + 2);
 });
 
 test('receive without enough stock at the origin: 409 conflict/insufficient-stock, nothing moves, still approved', async () => {
   const sku = `${P}-LOW`;
-  expect((await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Low' }, price: 1 } })).status).toBe(201);
+  expect(
+    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Low' }, price: 1 } })).status,
+  ).toBe(201);
   await ledger().apply({ sku, locationId: origin, delta: 1, reason: 'restock', actor: 'test' });
   const aBefore = await ledger().onHand(SKU, origin);
-  const t = await create([{ sku: SKU, quantity: 1 }, { sku, quantity: 5 }]);
+  const t = await create([
+    { sku: SKU, quantity: 1 },
+    { sku, quantity: 5 },
+  ]);
   await act(t.id, 'approve');
   expectError(await act(t.id, 'receive'), 409, 'conflict/insufficient-stock');
   expect(await ledger().onHand(SKU, origin)).toBe(aBefore); // the first line was put back
@@ -172,7 +240,11 @@ test('receive without enough stock at the origin: 409 conflict/insufficient-stoc
   const lots = await http(apiUrl, 'GET', `/inventory/lots?sku=${SKU}&locationId=${origin}&limit=100`, { key });
   expect(lots.status).toBe(200);
   expect(lots.body.lots.map((l: { reason: string }) => l.reason)).not.toContain('transfer_reversal');
-  expect(await deps.db.collection('stock_movements').countDocuments({ tenantId, reason: 'transfer_reversal', 'reference.id': t.id })).toBe(1);
+  expect(
+    await deps.db
+      .collection('stock_movements')
+      .countDocuments({ tenantId, reason: 'transfer_reversal', 'reference.id': t.id }),
+  ).toBe(1);
   await ledger().apply({ sku, locationId: origin, delta: 10, reason: 'restock', actor: 'test' });
   expect((await act(t.id, 'receive')).status).toBe(200);
   expect(await ledger().onHand(sku, dest)).toBe(5);
@@ -193,15 +265,30 @@ test.each([
 });
 
 test('create with an unknown location → 404 not-found/location; unknown SKU → 404 not-found', async () => {
-  expectError(await http(apiUrl, 'POST', '/inventory/transfers', { key, body: { originId: origin, destinationId: 'loc_nope', productsList: [{ sku: SKU, quantity: 1 }] } }), 404, 'not-found/location');
-  expectError(await http(apiUrl, 'POST', '/inventory/transfers', { key, body: { originId: origin, destinationId: dest, productsList: [{ sku: `${P}-NOPE`, quantity: 1 }] } }), 404, 'not-found');
+  expectError(
+    await http(apiUrl, 'POST', '/inventory/transfers', {
+      key,
+      body: { originId: origin, destinationId: 'loc_nope', productsList: [{ sku: SKU, quantity: 1 }] },
+    }),
+    404,
+    'not-found/location',
+  );
+  expectError(
+    await http(apiUrl, 'POST', '/inventory/transfers', {
+      key,
+      body: { originId: origin, destinationId: dest, productsList: [{ sku: `${P}-NOPE`, quantity: 1 }] },
+    }),
+    404,
+    'not-found',
+  );
 });
 
 test("another tenant's transfer is 404 on every route", async () => {
   const t = await create();
   const other = await deps.tenantWithKey();
   expectError(await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key: other.key }), 404, 'not-found');
-  for (const action of ['approve', 'receive', 'cancel']) expectError(await act(t.id, action, { key: other.key }), 404, 'not-found');
+  for (const action of ['approve', 'receive', 'cancel'])
+    expectError(await act(t.id, action, { key: other.key }), 404, 'not-found');
   expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body.status).toBe('pending');
 });
 
@@ -209,15 +296,40 @@ test('a worker killed between approve and receive: the receive still works, once
   // own task queue and worker, so killing it touches no other test
   const taskQueue = `transfer-kill-${Date.now()}`;
   const { env, dataDir } = testStack();
-  const worker = (name: string): Proc => startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), { cwd: ROOT, logDir: join(dataDir, 'logs'), env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue } });
+  const worker = (name: string): Proc =>
+    startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
+      cwd: ROOT,
+      logDir: join(dataDir, 'logs'),
+      env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue },
+    });
   const id = `trf_KILL${Date.now()}`;
   const tdb = new TenantDb(deps.db, tenantId);
   const now = new Date();
   await tdb.collection(transfers).insertOne({
-    _id: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }], notes: null, status: 'pending', workflowId: `${tenantId}/${id}`,
-    createdBy: 'test', createdAt: now, updatedAt: now, approvedAt: null, receivedAt: null, cancelledAt: null, cancelReason: null, receiveKey: null, history: [],
+    _id: id,
+    originId: origin,
+    destinationId: dest,
+    productsList: [{ sku: SKU, quantity: 5 }],
+    notes: null,
+    status: 'pending',
+    workflowId: `${tenantId}/${id}`,
+    createdBy: 'test',
+    createdAt: now,
+    updatedAt: now,
+    approvedAt: null,
+    receivedAt: null,
+    cancelledAt: null,
+    cancelReason: null,
+    receiveKey: null,
+    history: [],
   });
-  const handle = await deps.temporal.workflow.start('transferWorkflow', { taskQueue, workflowId: `${tenantId}/${id}`, args: [{ tenantId, transferId: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }] }] });
+  const handle = await deps.temporal.workflow.start('transferWorkflow', {
+    taskQueue,
+    workflowId: `${tenantId}/${id}`,
+    args: [
+      { tenantId, transferId: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }] },
+    ],
+  });
   const before = await ledger().onHand(SKU, dest);
   let first: Proc | null = worker('worker-transfer-1');
   try {

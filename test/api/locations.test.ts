@@ -18,7 +18,8 @@ beforeAll(async () => {
 afterAll(() => deps.close());
 
 type Tenant = { tenantId: string; key: string };
-const call = (method: string, path: string, body?: unknown, t: Tenant = A) => http(apiUrl, method, path, { key: t.key, ...(body !== undefined ? { body } : {}) });
+const call = (method: string, path: string, body?: unknown, t: Tenant = A) =>
+  http(apiUrl, method, path, { key: t.key, ...(body !== undefined ? { body } : {}) });
 const err = (res: HttpResult, status: number, code: string) => expectError(res, status, code, 'locations');
 
 async function create(o: Record<string, unknown> = {}, t: Tenant = A) {
@@ -28,8 +29,10 @@ async function create(o: Record<string, unknown> = {}, t: Tenant = A) {
 }
 
 /** The raw stored documents of a tenant, for "nothing was written" checks. */
-const storedLocations = (t: Tenant) => deps.db.collection('locations').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
-const storedZones = (t: Tenant) => deps.db.collection('location_zones').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
+const storedLocations = (t: Tenant) =>
+  deps.db.collection('locations').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
+const storedZones = (t: Tenant) =>
+  deps.db.collection('location_zones').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
 
 async function allOf(t: Tenant) {
   const res = await call('GET', '/locations?limit=100', undefined, t);
@@ -46,7 +49,21 @@ async function expectOneDefault(t: Tenant, id: string) {
   expect(mirror.map((d) => d._id)).toEqual([id]);
 }
 
-const LOCATION_KEYS = ['id', 'name', 'type', 'code', 'address', 'phone', 'email', 'isDefault', 'isSystem', 'status', 'managedBy', 'createdAt', 'updatedAt'].sort();
+const LOCATION_KEYS = [
+  'id',
+  'name',
+  'type',
+  'code',
+  'address',
+  'phone',
+  'email',
+  'isDefault',
+  'isSystem',
+  'status',
+  'managedBy',
+  'createdAt',
+  'updatedAt',
+].sort();
 
 describe('create and read', () => {
   test('201 with the location; id from _id, no tenantId; GET answers the same', async () => {
@@ -56,7 +73,13 @@ describe('create and read', () => {
       code: 'WH-N',
       phone: '+52 55 1234 5678',
       email: 'north@example.com',
-      address: { street: 'Av. Reforma 222', city: 'Ciudad de México', state: 'CDMX', postalCode: '06600', country: 'MX' },
+      address: {
+        street: 'Av. Reforma 222',
+        city: 'Ciudad de México',
+        state: 'CDMX',
+        postalCode: '06600',
+        country: 'MX',
+      },
     });
     expect(res.status).toBe(201);
     const loc = res.body;
@@ -65,7 +88,13 @@ describe('create and read', () => {
       name: 'Warehouse North',
       type: 'location',
       code: 'WH-N',
-      address: { street: 'Av. Reforma 222', city: 'Ciudad de México', state: 'CDMX', postalCode: '06600', country: 'MX' },
+      address: {
+        street: 'Av. Reforma 222',
+        city: 'Ciudad de México',
+        state: 'CDMX',
+        postalCode: '06600',
+        country: 'MX',
+      },
       isDefault: false,
       isSystem: false,
       status: 'active',
@@ -99,7 +128,12 @@ describe('create and read', () => {
     ['server field isSystem', { name: 'x', type: 'location', isSystem: true }, 'bad-request', 'isSystem'],
     ['tenantId sent', { name: 'x', type: 'location', tenantId: 'ten_other' }, 'bad-request', 'tenantId'],
     ['unknown address part', { name: 'x', type: 'location', address: { zip: '1' } }, 'bad-request', 'address.zip'],
-    ['country not ISO alpha-2', { name: 'x', type: 'location', address: { country: 'Mexico' } }, 'bad-request', 'address.country'],
+    [
+      'country not ISO alpha-2',
+      { name: 'x', type: 'location', address: { country: 'Mexico' } },
+      'bad-request',
+      'address.country',
+    ],
     ['bad email', { name: 'x', type: 'location', email: 'not-an-email' }, 'bad-request', 'email'],
     ['bad status', { name: 'x', type: 'location', status: 'closed' }, 'bad-request', 'status'],
     ['isDefault not boolean', { name: 'x', type: 'location', isDefault: 'yes' }, 'bad-request', 'isDefault'],
@@ -115,7 +149,11 @@ describe('create and read', () => {
 
   test('malformed JSON → 400 bad-request/invalid-json, nothing stored', async () => {
     const before = await storedLocations(A);
-    const res = await http(apiUrl, 'POST', '/locations', { key: A.key, raw: '{"name": "x", ', headers: { 'content-type': 'application/json' } });
+    const res = await http(apiUrl, 'POST', '/locations', {
+      key: A.key,
+      raw: '{"name": "x", ',
+      headers: { 'content-type': 'application/json' },
+    });
     err(res, 400, 'bad-request/invalid-json');
     expect(await storedLocations(A)).toEqual(before);
   });
@@ -139,7 +177,12 @@ describe('list and count', () => {
             name: `Store ${i}`,
             type: i % 3 === 2 ? 'zone' : 'location',
             status: i === 5 ? 'inactive' : 'active',
-            address: { street: `Calle ${i}`, city: i < 3 ? 'Monterrey' : 'Guadalajara', postalCode: `6400${i}`, country: 'MX' },
+            address: {
+              street: `Calle ${i}`,
+              city: i < 3 ? 'Monterrey' : 'Guadalajara',
+              postalCode: `6400${i}`,
+              country: 'MX',
+            },
           },
           T,
         ),
@@ -153,7 +196,14 @@ describe('list and count', () => {
     expect(Object.keys(res.body).sort()).toEqual(['limit', 'locations', 'page', 'totalCount']);
     expect(res.body).toMatchObject({ totalCount: 7, page: 1, limit: 50 });
     const [sys, ...rest] = res.body.locations;
-    expect(sys).toMatchObject({ id: systemLocationId(T.tenantId), isSystem: true, isDefault: true, type: 'location', status: 'active', address: {} });
+    expect(sys).toMatchObject({
+      id: systemLocationId(T.tenantId),
+      isSystem: true,
+      isDefault: true,
+      type: 'location',
+      status: 'active',
+      address: {},
+    });
     expect(Object.keys(sys).sort()).toEqual(LOCATION_KEYS);
     expect(rest.map((l: { id: string }) => l.id)).toEqual(made.map((l) => l.id));
     expect(rest.every((l: { isDefault: boolean; isSystem: boolean }) => !l.isDefault && !l.isSystem)).toBe(true);
@@ -163,7 +213,11 @@ describe('list and count', () => {
     const fresh = await deps.tenantWithKey(undefined, 'locations fresh');
     const res = await call('GET', '/locations', undefined, fresh);
     expect(res.body.totalCount).toBe(1);
-    expect(res.body.locations[0]).toMatchObject({ id: systemLocationId(fresh.tenantId), isSystem: true, isDefault: true });
+    expect(res.body.locations[0]).toMatchObject({
+      id: systemLocationId(fresh.tenantId),
+      isSystem: true,
+      isDefault: true,
+    });
     expect((await call('GET', '/locations/count', undefined, fresh)).body).toEqual({ count: 1 });
   });
 
@@ -180,7 +234,8 @@ describe('list and count', () => {
   });
 
   test('filters: q (name and address, any case, every word), type, status; count agrees', async () => {
-    const ids = async (query: string) => ((await call('GET', `/locations?${query}`, undefined, T)).body.locations as { id: string }[]).map((l) => l.id);
+    const ids = async (query: string) =>
+      ((await call('GET', `/locations?${query}`, undefined, T)).body.locations as { id: string }[]).map((l) => l.id);
     const count = async (query: string) => (await call('GET', `/locations/count?${query}`, undefined, T)).body.count;
     expect(await ids('q=monterrey')).toEqual(made.slice(0, 3).map((l) => l.id));
     expect(await ids('q=STORE')).toEqual(made.map((l) => l.id));
@@ -189,7 +244,13 @@ describe('list and count', () => {
     expect(await ids('q=.*')).toEqual([]); // text, not a pattern
     expect(await ids('type=zone')).toEqual([made[2].id, made[5].id]);
     expect(await ids('status=inactive')).toEqual([made[5].id]);
-    expect(await ids('status=active&type=location')).toEqual([systemLocationId(T.tenantId), made[0].id, made[1].id, made[3].id, made[4].id]);
+    expect(await ids('status=active&type=location')).toEqual([
+      systemLocationId(T.tenantId),
+      made[0].id,
+      made[1].id,
+      made[3].id,
+      made[4].id,
+    ]);
     expect(await count('')).toBe(7);
     expect(await count('q=monterrey')).toBe(3);
     expect(await count('type=zone')).toBe(2);
@@ -214,8 +275,17 @@ describe('list and count', () => {
 
 describe('PUT /locations/{id}', () => {
   test('partial update: only the fields sent change; address parts merge, null clears', async () => {
-    const loc = await create({ code: 'C1', phone: '555', address: { street: 'Uno 1', city: 'León', postalCode: '37000', country: 'MX' } });
-    const res = await call('PUT', `/locations/${loc.id}`, { name: 'Renamed', address: { city: 'Irapuato', postalCode: null }, phone: null, status: 'inactive' });
+    const loc = await create({
+      code: 'C1',
+      phone: '555',
+      address: { street: 'Uno 1', city: 'León', postalCode: '37000', country: 'MX' },
+    });
+    const res = await call('PUT', `/locations/${loc.id}`, {
+      name: 'Renamed',
+      address: { city: 'Irapuato', postalCode: null },
+      phone: null,
+      status: 'inactive',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       id: loc.id,
@@ -289,7 +359,12 @@ describe('the default location: always exactly one', () => {
 
   test("can't-create / can't-update: the default cannot be inactive; nothing is written", async () => {
     const before = await storedLocations(T);
-    const refused = await call('POST', '/locations', { name: `${P} inactive default`, type: 'location', status: 'inactive', isDefault: true }, T);
+    const refused = await call(
+      'POST',
+      '/locations',
+      { name: `${P} inactive default`, type: 'location', status: 'inactive', isDefault: true },
+      T,
+    );
     err(refused, 400, "bad-request/can't-create");
     expect(refused.body.field).toBe('status');
     expect(await storedLocations(T)).toEqual(before);
@@ -297,7 +372,11 @@ describe('the default location: always exactly one', () => {
 
     const x = await create({}, T);
     // made default and inactive in one PUT
-    err(await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: true }, T), 400, "bad-request/can't-update");
+    err(
+      await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: true }, T),
+      400,
+      "bad-request/can't-update",
+    );
     await expectOneDefault(T, sysId);
     expect((await call('GET', `/locations/${x.id}`, undefined, T)).body.status).toBe('active');
     // the current default made inactive
@@ -305,7 +384,11 @@ describe('the default location: always exactly one', () => {
     const res = await call('PUT', `/locations/${x.id}`, { status: 'inactive', name: 'renamed' }, T);
     err(res, 400, "bad-request/can't-update");
     expect(res.body.message).toContain('set-default');
-    expect((await call('GET', `/locations/${x.id}`, undefined, T)).body).toMatchObject({ status: 'active', isDefault: true, name: x.name });
+    expect((await call('GET', `/locations/${x.id}`, undefined, T)).body).toMatchObject({
+      status: 'active',
+      isDefault: true,
+      name: x.name,
+    });
     // handing the default back in the same PUT is fine
     const ok = await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: false }, T);
     expect(ok.status).toBe(200);
@@ -342,7 +425,11 @@ describe('the default location: always exactly one', () => {
     await call('POST', `/locations/${sysId}/set-default`, undefined, T);
     const before = await storedLocations(T);
     err(await call('PUT', `/locations/${sysId}`, { isDefault: false }, T), 400, 'bad-request/system-location');
-    err(await call('PUT', `/locations/${sysId}`, { isDefault: false, name: 'x' }, T), 400, 'bad-request/system-location');
+    err(
+      await call('PUT', `/locations/${sysId}`, { isDefault: false, name: 'x' }, T),
+      400,
+      'bad-request/system-location',
+    );
     expect(await storedLocations(T)).toEqual(before);
     // also when another location is the default
     await call('POST', `/locations/${x.id}/set-default`, undefined, T);
@@ -391,7 +478,9 @@ describe('the default location: always exactly one', () => {
 describe('DELETE /locations/{id}', () => {
   test('200 {success, message}; then 404 everywhere; its zones go with it', async () => {
     const loc = await create();
-    expect((await call('POST', `/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status).toBe(201);
+    expect(
+      (await call('POST', `/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status,
+    ).toBe(201);
     const res = await call('DELETE', `/locations/${loc.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, message: expect.stringContaining(loc.id) });
@@ -432,7 +521,15 @@ describe('DELETE /locations/{id}', () => {
 
   test("another tenant's stock at a same-named location id does not block", async () => {
     const loc = await create();
-    await deps.db.collection('stock_levels').insertOne({ _id: `${B.tenantId}:${loc.id}:X` as never, tenantId: B.tenantId, sku: 'X', locationId: loc.id, onHand: 9 });
+    await deps.db
+      .collection('stock_levels')
+      .insertOne({
+        _id: `${B.tenantId}:${loc.id}:X` as never,
+        tenantId: B.tenantId,
+        sku: 'X',
+        locationId: loc.id,
+        onHand: 9,
+      });
     expect((await call('DELETE', `/locations/${loc.id}`)).status).toBe(200);
   });
 
@@ -461,14 +558,26 @@ describe('place lookups', () => {
   let norte: any;
   beforeAll(async () => {
     T = await deps.tenantWithKey(undefined, 'locations places');
-    centro = await create({ name: 'Tienda Centro', address: { street: 'Av. Juárez 10', city: 'Querétaro', state: 'QRO', postalCode: '76000', country: 'MX' } }, T);
-    norte = await create({ name: 'Bodega Norte', address: { street: 'Calle Zaragoza 5', city: 'Querétaro', state: 'QRO', postalCode: '76100', country: 'MX' } }, T);
+    centro = await create(
+      {
+        name: 'Tienda Centro',
+        address: { street: 'Av. Juárez 10', city: 'Querétaro', state: 'QRO', postalCode: '76000', country: 'MX' },
+      },
+      T,
+    );
+    norte = await create(
+      {
+        name: 'Bodega Norte',
+        address: { street: 'Calle Zaragoza 5', city: 'Querétaro', state: 'QRO', postalCode: '76100', country: 'MX' },
+      },
+      T,
+    );
     await create({ name: 'Other tenant Querétaro', address: { city: 'Querétaro', postalCode: '76000' } }, B);
   });
 
   const ids = (res: HttpResult) => res.body.locations.map((l: { id: string }) => l.id);
 
-  test('search: street, city, state and name, any case, every word; only the tenant\'s', async () => {
+  test("search: street, city, state and name, any case, every word; only the tenant's", async () => {
     const city = await call('GET', `/locations/places/search?q=${encodeURIComponent('querétaro')}`, undefined, T);
     expect(city.status).toBe(200);
     expect(Object.keys(city.body).sort()).toEqual(['locations', 'totalCount']);
@@ -478,12 +587,21 @@ describe('place lookups', () => {
     expect(ids(await call('GET', '/locations/places/search?q=zaragoza', undefined, T))).toEqual([norte.id]);
     expect(ids(await call('GET', '/locations/places/search?q=qro%20centro', undefined, T))).toEqual([centro.id]);
     expect(ids(await call('GET', '/locations/places/search?q=AV.%20JU', undefined, T))).toEqual([centro.id]);
-    expect((await call('GET', '/locations/places/search?q=Monterrey', undefined, T)).body).toEqual({ locations: [], totalCount: 0 });
-    expect((await call('GET', '/locations/places/search?q=quer%C3%A9taro&limit=1', undefined, T)).body.totalCount).toBe(2);
+    expect((await call('GET', '/locations/places/search?q=Monterrey', undefined, T)).body).toEqual({
+      locations: [],
+      totalCount: 0,
+    });
+    expect((await call('GET', '/locations/places/search?q=quer%C3%A9taro&limit=1', undefined, T)).body.totalCount).toBe(
+      2,
+    );
   });
 
   test('search without q → 400 bad-request/missing-param', async () => {
-    for (const path of ['/locations/places/search', '/locations/places/search?q=', '/locations/places/search?q=%20%20']) {
+    for (const path of [
+      '/locations/places/search',
+      '/locations/places/search?q=',
+      '/locations/places/search?q=%20%20',
+    ]) {
       const res = await call('GET', path, undefined, T);
       err(res, 400, 'bad-request/missing-param');
       expect(res.body.field).toBe('q');
@@ -509,13 +627,29 @@ describe('zones', () => {
     const other = await create();
     const made = await call('POST', `/locations/${loc.id}/zones`, { code: 'b-2', name: 'Cold room', type: 'zone' });
     expect(made.status).toBe(201);
-    expect(made.body).toEqual({ locationId: loc.id, code: 'B-2', name: 'Cold room', type: 'zone', createdAt: expect.any(String), updatedAt: expect.any(String) });
-    expect((await call('POST', `/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status).toBe(201);
-    expect((await call('POST', `/locations/${other.id}/zones`, { code: 'A1', name: 'Aisle 1 elsewhere', type: 'zone' })).status).toBe(201);
+    expect(made.body).toEqual({
+      locationId: loc.id,
+      code: 'B-2',
+      name: 'Cold room',
+      type: 'zone',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    expect(
+      (await call('POST', `/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status,
+    ).toBe(201);
+    expect(
+      (await call('POST', `/locations/${other.id}/zones`, { code: 'A1', name: 'Aisle 1 elsewhere', type: 'zone' }))
+        .status,
+    ).toBe(201);
     const dup = await call('POST', `/locations/${loc.id}/zones`, { code: 'B-2', name: 'Again', type: 'zone' });
     err(dup, 400, 'bad-request/duplicate-code');
     expect(dup.body.field).toBe('code');
-    err(await call('POST', `/locations/${loc.id}/zones`, { code: 'a1', name: 'Lower case', type: 'zone' }), 400, 'bad-request/duplicate-code');
+    err(
+      await call('POST', `/locations/${loc.id}/zones`, { code: 'a1', name: 'Lower case', type: 'zone' }),
+      400,
+      'bad-request/duplicate-code',
+    );
     const list = await call('GET', `/locations/${loc.id}/zones`);
     expect(list.status).toBe(200);
     expect(list.body.totalCount).toBe(2);
@@ -527,9 +661,16 @@ describe('zones', () => {
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ success: true, message: expect.stringContaining('B-2') });
     err(await call('DELETE', `/locations/${loc.id}/zones/B-2`), 404, 'bad-request/not-found');
-    expect((await call('GET', `/locations/${loc.id}/zones`)).body.zones.map((z: { code: string }) => z.code)).toEqual(['A1']);
-    expect((await call('POST', `/locations/${loc.id}/zones`, { code: 'B-2', name: 'Reused after delete', type: 'zone' })).status).toBe(201);
-    expect((await call('GET', `/locations/${other.id}/zones`)).body.zones.map((z: { name: string }) => z.name)).toEqual(['Aisle 1 elsewhere']);
+    expect((await call('GET', `/locations/${loc.id}/zones`)).body.zones.map((z: { code: string }) => z.code)).toEqual([
+      'A1',
+    ]);
+    expect(
+      (await call('POST', `/locations/${loc.id}/zones`, { code: 'B-2', name: 'Reused after delete', type: 'zone' }))
+        .status,
+    ).toBe(201);
+    expect((await call('GET', `/locations/${other.id}/zones`)).body.zones.map((z: { name: string }) => z.name)).toEqual(
+      ['Aisle 1 elsewhere'],
+    );
   });
 
   test.each([
@@ -552,7 +693,11 @@ describe('zones', () => {
 
   test('an unknown location → 404 bad-request/not-found on every zone route, nothing stored', async () => {
     const before = await storedZones(A);
-    err(await call('POST', '/locations/loc_nope/zones', { code: 'Z1', name: 'n', type: 'zone' }), 404, 'bad-request/not-found');
+    err(
+      await call('POST', '/locations/loc_nope/zones', { code: 'Z1', name: 'n', type: 'zone' }),
+      404,
+      'bad-request/not-found',
+    );
     err(await call('GET', '/locations/loc_nope/zones'), 404, 'bad-request/not-found');
     err(await call('DELETE', '/locations/loc_nope/zones/Z1'), 404, 'bad-request/not-found');
     expect(await storedZones(A)).toEqual(before);
@@ -560,7 +705,11 @@ describe('zones', () => {
 
   test('10 concurrent creates of one code → exactly one 201, the others 400 bad-request/duplicate-code', async () => {
     const loc = await create();
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => call('POST', `/locations/${loc.id}/zones`, { code: 'RACE', name: `try ${i}`, type: 'zone' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call('POST', `/locations/${loc.id}/zones`, { code: 'RACE', name: `try ${i}`, type: 'zone' }),
+      ),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     for (const r of results.filter((r) => r.status !== 201)) err(r, 400, 'bad-request/duplicate-code');
     const zones = (await call('GET', `/locations/${loc.id}/zones`)).body.zones;
@@ -572,7 +721,9 @@ describe('zones', () => {
 describe('tenant isolation', () => {
   test("another tenant's location is 404 on every route, and nothing of it changes", async () => {
     const loc = await create({ address: { city: 'Mérida', postalCode: '97000' } });
-    expect((await call('POST', `/locations/${loc.id}/zones`, { code: 'Z1', name: 'z', type: 'zone' })).status).toBe(201);
+    expect((await call('POST', `/locations/${loc.id}/zones`, { code: 'Z1', name: 'z', type: 'zone' })).status).toBe(
+      201,
+    );
     const beforeLocations = await storedLocations(A);
     const beforeZones = await storedZones(A);
     err(await call('GET', `/locations/${loc.id}`, undefined, B), 404, 'not-found');
@@ -581,10 +732,17 @@ describe('tenant isolation', () => {
     err(await call('POST', `/locations/${loc.id}/set-default`, undefined, B), 404, 'bad-request/not-found');
     err(await call('DELETE', `/locations/${loc.id}`, undefined, B), 404, 'bad-request/not-found');
     err(await call('GET', `/locations/${loc.id}/zones`, undefined, B), 404, 'bad-request/not-found');
-    err(await call('POST', `/locations/${loc.id}/zones`, { code: 'Z2', name: 'z', type: 'zone' }, B), 404, 'bad-request/not-found');
+    err(
+      await call('POST', `/locations/${loc.id}/zones`, { code: 'Z2', name: 'z', type: 'zone' }, B),
+      404,
+      'bad-request/not-found',
+    );
     err(await call('DELETE', `/locations/${loc.id}/zones/Z1`, undefined, B), 404, 'bad-request/not-found');
     err(await call('GET', '/locations/places/postal-code/97000', undefined, B), 404, 'bad-request/not-found');
-    expect((await call('GET', '/locations/places/search?q=M%C3%A9rida', undefined, B)).body).toEqual({ locations: [], totalCount: 0 });
+    expect((await call('GET', '/locations/places/search?q=M%C3%A9rida', undefined, B)).body).toEqual({
+      locations: [],
+      totalCount: 0,
+    });
     // A's system location, addressed by B
     const sysA = systemLocationId(A.tenantId);
     err(await call('GET', `/locations/${sysA}`, undefined, B), 404, 'not-found');
@@ -621,7 +779,11 @@ describe('auth', () => {
     for (const [method, path, body] of routes) {
       const res = await http(apiUrl, method, path(loc.id), { body });
       err(res, 401, 'bad-request/missing-tenant');
-      err(await http(apiUrl, method, path(loc.id), { body, key: 'bok_thisKeyWasNeverIssuedToAnyoneAtAll_123' }), 401, 'bad-request/missing-tenant');
+      err(
+        await http(apiUrl, method, path(loc.id), { body, key: 'bok_thisKeyWasNeverIssuedToAnyoneAtAll_123' }),
+        401,
+        'bad-request/missing-tenant',
+      );
     }
   });
 
@@ -630,7 +792,9 @@ describe('auth', () => {
     const before = await storedLocations(A);
     const zonesBefore = await storedZones(A);
     for (const [method, path, body, scope] of routes) {
-      const others = ['locations:read', 'locations:create', 'locations:update', 'locations:delete'].filter((s) => s !== scope);
+      const others = ['locations:read', 'locations:create', 'locations:update', 'locations:delete'].filter(
+        (s) => s !== scope,
+      );
       const lacking = await deps.tenancy.issueKey(A.tenantId, others as never);
       const res = await http(apiUrl, method, path(loc.id), { body, key: lacking.key });
       err(res, 403, 'auth:permission_denied');
@@ -644,10 +808,15 @@ describe('auth', () => {
     for (const [method, path, body, scope] of routes) {
       if (path('') === '/locations' && method === 'PUT') continue; // always 400 missing-id
       const loc = await create({ address: { postalCode: '76000' } });
-      if (path('') === '/locations//zones/Q1') await call('POST', `/locations/${loc.id}/zones`, { code: 'Q1', name: 'q', type: 'zone' });
+      if (path('') === '/locations//zones/Q1')
+        await call('POST', `/locations/${loc.id}/zones`, { code: 'Q1', name: 'q', type: 'zone' });
       const only = await deps.tenancy.issueKey(A.tenantId, [scope] as never);
       const res = await http(apiUrl, method, path(loc.id), { body, key: only.key });
-      expect({ method, path: path(':id'), status: res.status }).toEqual({ method, path: path(':id'), status: method === 'POST' && body ? 201 : 200 });
+      expect({ method, path: path(':id'), status: res.status }).toEqual({
+        method,
+        path: path(':id'),
+        status: method === 'POST' && body ? 201 : 200,
+      });
     }
   });
 });
@@ -671,8 +840,15 @@ test('every route is in /openapi.json with a summary and its scopes', async () =
   ];
   for (const [path, method, scope] of expected) {
     const op = doc.paths[path]?.[method];
-    expect({ path, method, summary: typeof op?.summary, scopes: op?.['x-scopes'] }).toEqual({ path, method, summary: 'string', scopes: [scope] });
+    expect({ path, method, summary: typeof op?.summary, scopes: op?.['x-scopes'] }).toEqual({
+      path,
+      method,
+      summary: 'string',
+      scopes: [scope],
+    });
     expect(Object.keys(op.responses).length).toBeGreaterThan(1);
   }
-  expect(doc.paths['/locations'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('address');
+  expect(doc.paths['/locations'].post.requestBody.content['application/json'].schema.properties).toHaveProperty(
+    'address',
+  );
 });

@@ -13,11 +13,21 @@ const P = `O${Date.now().toString(36).toUpperCase()}`;
 beforeAll(async () => {
   deps = await TestDeps.open();
   const tenant = await deps.tenancy.createTenant('orders tenant', { taxRate: 0.16 });
-  const issued = await deps.tenancy.issueKey(tenant._id, ['orders:read', 'orders:create', 'orders:update', 'products:create']);
+  const issued = await deps.tenancy.issueKey(tenant._id, [
+    'orders:read',
+    'orders:create',
+    'orders:update',
+    'products:create',
+  ]);
   key = issued.key;
   keyId = issued.keyId;
   const products = [
-    { sku: `${P}-TEE`, title: { value: 'Tee' }, price: 10, variants: [{ sku: `${P}-TEE-L`, title: { value: 'Tee L' }, price: 12.5, position: 0 }] },
+    {
+      sku: `${P}-TEE`,
+      title: { value: 'Tee' },
+      price: 10,
+      variants: [{ sku: `${P}-TEE-L`, title: { value: 'Tee L' }, price: 12.5, position: 0 }],
+    },
     { sku: `${P}-GIFT`, title: { value: 'Gift card' }, price: 50, taxable: false, productType: 'digital' },
   ];
   for (const body of products) expect((await http(apiUrl, 'POST', '/products', { key, body })).status).toBe(201);
@@ -59,11 +69,19 @@ async function orderIn(state: OrderState) {
   return order;
 }
 
-const activity = async (id: string) => (await http(apiUrl, 'GET', `/orders/${id}/activity-log?limit=200`, { key })).body.data as any[];
+const activity = async (id: string) =>
+  (await http(apiUrl, 'GET', `/orders/${id}/activity-log?limit=200`, { key })).body.data as any[];
 
 describe('create and read', () => {
   test('prices come from the catalog (product or variant) or the line; tax is the tenant rate on taxable lines', async () => {
-    const order = await createOrder({ items: [{ sku: `${P}-tee`, quantity: 2 }, { sku: `${P}-TEE-L`, quantity: 1 }, { sku: `${P}-GIFT`, quantity: 1 }, { sku: `${P}-TEE`, quantity: 1, price: 7.33 }] });
+    const order = await createOrder({
+      items: [
+        { sku: `${P}-tee`, quantity: 2 },
+        { sku: `${P}-TEE-L`, quantity: 1 },
+        { sku: `${P}-GIFT`, quantity: 1 },
+        { sku: `${P}-TEE`, quantity: 1, price: 7.33 },
+      ],
+    });
     expect(order._id).toMatch(/^[0-9a-f]{24}$/);
     expect(order.orderStatus).toBe('pending');
     expect(order.items).toEqual([
@@ -73,7 +91,11 @@ describe('create and read', () => {
       { sku: `${P}-TEE`, name: 'Tee', quantity: 1, price: 7.33, taxable: true, lineTotal: 7.33 },
     ]);
     expect(order).toMatchObject({ subtotal: 89.83, tax: 6.37, total: 96.2, taxRate: 0.16, currency: 'USD' });
-    expect(order._links).toEqual({ self: `/orders/${order._id}`, prepare: `/orders/${order._id}/prepare`, cancel: `/orders/${order._id}/cancel` });
+    expect(order._links).toEqual({
+      self: `/orders/${order._id}`,
+      prepare: `/orders/${order._id}/prepare`,
+      cancel: `/orders/${order._id}/cancel`,
+    });
     const read = await http(apiUrl, 'GET', `/orders/${order._id}`, { key });
     expect(read.body).toEqual({ data: order });
   });
@@ -110,7 +132,12 @@ describe('create and read', () => {
     expect(accepted.body.data.every((o: { orderStatus: string }) => o.orderStatus === 'accepted')).toBe(true);
     const byExt = await http(apiUrl, 'GET', `/orders?externalId=${b.externalId}`, { key });
     expect(byExt.body).toEqual({ data: [b], meta: { page: 1, limit: 50, total: 1 } });
-    const future = await http(apiUrl, 'GET', `/orders?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { key });
+    const future = await http(
+      apiUrl,
+      'GET',
+      `/orders?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+      { key },
+    );
     expect(future.body.data).toEqual([]);
     const page = await http(apiUrl, 'GET', '/orders?limit=1&page=1', { key });
     expect(page.body.data).toHaveLength(1);
@@ -118,13 +145,33 @@ describe('create and read', () => {
     expectError(await http(apiUrl, 'GET', '/orders?status=lost', { key }), 400, 'validation:invalid_input', 'orders');
   });
 
-  test('not found, including another tenant\'s order and a malformed id', async () => {
+  test("not found, including another tenant's order and a malformed id", async () => {
     const order = await createOrder();
     const other = await deps.tenantWithKey();
-    expectError(await http(apiUrl, 'GET', `/orders/${order._id}`, { key: other.key }), 404, 'orders:not_found', 'orders');
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}`, { key: other.key, body: { notes: 'x' } }), 404, 'orders:not_found', 'orders');
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: other.key, body: { comment: 'x' } }), 404, 'orders:not_found', 'orders');
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/accept`, { key: other.key }), 404, 'orders:not_found', 'orders');
+    expectError(
+      await http(apiUrl, 'GET', `/orders/${order._id}`, { key: other.key }),
+      404,
+      'orders:not_found',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}`, { key: other.key, body: { notes: 'x' } }),
+      404,
+      'orders:not_found',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: other.key, body: { comment: 'x' } }),
+      404,
+      'orders:not_found',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/accept`, { key: other.key }),
+      404,
+      'orders:not_found',
+      'orders',
+    );
     expectError(await http(apiUrl, 'GET', '/orders/xyz', { key }), 404, 'orders:not_found', 'orders');
   });
 });
@@ -132,35 +179,77 @@ describe('create and read', () => {
 describe('PUT /orders/{orderId}', () => {
   test('partial: only the properties sent change; the response carries them, plus _id, externalId, orderStatus, updatedAt, _links', async () => {
     const order = await createOrder();
-    const res = await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body: { notes: 'ring twice', customerInfo: { phone: '+52 55 0000' } } });
+    const res = await http(apiUrl, 'PUT', `/orders/${order._id}`, {
+      key,
+      body: { notes: 'ring twice', customerInfo: { phone: '+52 55 0000' } },
+    });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body.data).sort()).toEqual(['_id', '_links', 'customerInfo', 'externalId', 'notes', 'orderStatus', 'updatedAt']);
+    expect(Object.keys(res.body.data).sort()).toEqual([
+      '_id',
+      '_links',
+      'customerInfo',
+      'externalId',
+      'notes',
+      'orderStatus',
+      'updatedAt',
+    ]);
     expect(res.body.data).toMatchObject({
       _id: order._id,
       externalId: order.externalId,
       orderStatus: 'pending',
       notes: 'ring twice',
       customerInfo: { name: 'Ana López', email: 'ana@example.com', phone: '+52 55 0000' },
-      _links: { self: `/orders/${order._id}`, prepare: `/orders/${order._id}/prepare`, cancel: `/orders/${order._id}/cancel` },
+      _links: {
+        self: `/orders/${order._id}`,
+        prepare: `/orders/${order._id}/prepare`,
+        cancel: `/orders/${order._id}/cancel`,
+      },
     });
     const read = (await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data;
-    expect(read).toEqual({ ...order, notes: 'ring twice', customerInfo: res.body.data.customerInfo, updatedAt: res.body.data.updatedAt });
+    expect(read).toEqual({
+      ...order,
+      notes: 'ring twice',
+      customerInfo: res.body.data.customerInfo,
+      updatedAt: res.body.data.updatedAt,
+    });
   });
 
-  test.each(['orderStatus', 'items', 'subtotal', 'tax', 'total', '_id', 'updatedAt'])('%s is refused with a message naming it and the lifecycle endpoint; nothing written', async (field) => {
-    const order = await createOrder();
-    const value = { orderStatus: 'delivered', items: [], subtotal: 0, tax: 0, total: 0, _id: 'abc', updatedAt: new Date().toISOString() }[field];
-    const res = await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body: { notes: 'sneaky', [field]: value } });
-    expectError(res, 400, 'validation:invalid_input', 'orders');
-    expect(res.body.error.message).toContain(field);
-    if (['orderStatus', 'subtotal', 'tax', 'total'].includes(field)) expect(res.body.error.message).toContain('/orders/{orderId}/transition');
-    expect((await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data).toEqual(order);
-  });
+  test.each(['orderStatus', 'items', 'subtotal', 'tax', 'total', '_id', 'updatedAt'])(
+    '%s is refused with a message naming it and the lifecycle endpoint; nothing written',
+    async (field) => {
+      const order = await createOrder();
+      const value = {
+        orderStatus: 'delivered',
+        items: [],
+        subtotal: 0,
+        tax: 0,
+        total: 0,
+        _id: 'abc',
+        updatedAt: new Date().toISOString(),
+      }[field];
+      const res = await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body: { notes: 'sneaky', [field]: value } });
+      expectError(res, 400, 'validation:invalid_input', 'orders');
+      expect(res.body.error.message).toContain(field);
+      if (['orderStatus', 'subtotal', 'tax', 'total'].includes(field))
+        expect(res.body.error.message).toContain('/orders/{orderId}/transition');
+      expect((await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data).toEqual(order);
+    },
+  );
 
   test('empty body, unknown field, bad country: 400', async () => {
     const order = await createOrder();
-    for (const body of [{}, { colour: 'red' }, { shippingAddress: { country: 'Mexico' } }, { customerInfo: { name: '' } }]) {
-      expectError(await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body }), 400, 'validation:invalid_input', 'orders');
+    for (const body of [
+      {},
+      { colour: 'red' },
+      { shippingAddress: { country: 'Mexico' } },
+      { customerInfo: { name: '' } },
+    ]) {
+      expectError(
+        await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body }),
+        400,
+        'validation:invalid_input',
+        'orders',
+      );
     }
   });
 
@@ -168,24 +257,50 @@ describe('PUT /orders/{orderId}', () => {
     const order = await createOrder();
     const res = await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: 'Luis', phone: '1' } });
     expect(res.body).toEqual({
-      data: { _id: order._id, externalId: order.externalId, customerInfo: { name: 'Luis', phone: '1' }, updatedAt: expect.any(String), _links: { self: `/orders/${order._id}` } },
+      data: {
+        _id: order._id,
+        externalId: order.externalId,
+        customerInfo: { name: 'Luis', phone: '1' },
+        updatedAt: expect.any(String),
+        _links: { self: `/orders/${order._id}` },
+      },
     });
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { phone: '2' } }), 400, 'validation:invalid_input', 'orders');
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: '' } }), 400, 'validation:invalid_input', 'orders');
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { phone: '2' } }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: '' } }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
   });
 });
 
 describe('comments and activity log', () => {
   test('comments are append-only events that survive every update and move; the log is in time order with actors', async () => {
     const order = await createOrder();
-    const c = await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: 'customer called' } });
+    const c = await http(apiUrl, 'POST', `/orders/${order._id}/comments`, {
+      key,
+      body: { comment: 'customer called' },
+    });
     expect(c.body).toEqual({ data: { success: true, orderId: order._id } });
     await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body: { notes: 'new notes' } });
     await http(apiUrl, 'POST', `/orders/${order._id}/accept`, { key });
     await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: 'packed' } });
     await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: 'Ana' } });
     const log = await activity(order._id);
-    expect(log.map((e) => e.type)).toEqual(['created', 'comment', 'updated', 'status_changed', 'comment', 'customer_updated']);
+    expect(log.map((e) => e.type)).toEqual([
+      'created',
+      'comment',
+      'updated',
+      'status_changed',
+      'comment',
+      'customer_updated',
+    ]);
     expect(log.every((e) => e.actor === keyId)).toBe(true);
     expect(log[1].details).toEqual({ comment: 'customer called' });
     expect(log[3].details).toMatchObject({ from: 'pending', to: 'accepted', via: 'accept' });
@@ -198,20 +313,50 @@ describe('comments and activity log', () => {
   test('a comment retried with the same Idempotency-Key is stored once; a missing comment is 400', async () => {
     const order = await createOrder();
     for (let i = 0; i < 3; i++) {
-      expect((await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: 'once' }, headers: { 'idempotency-key': 'k-1' } })).status).toBe(200);
+      expect(
+        (
+          await http(apiUrl, 'POST', `/orders/${order._id}/comments`, {
+            key,
+            body: { comment: 'once' },
+            headers: { 'idempotency-key': 'k-1' },
+          })
+        ).status,
+      ).toBe(200);
     }
     expect((await activity(order._id)).filter((e) => e.type === 'comment')).toHaveLength(1);
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: {} }), 400, 'validation:invalid_input', 'orders');
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: '' } }), 400, 'validation:invalid_input', 'orders');
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: {} }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: '' } }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
   });
 });
 
 describe('lifecycle', () => {
   type Move = { name: string; to: OrderState; send: (id: string) => Promise<any> };
   const moves: Move[] = [
-    ...Object.entries(NAMED_MOVES).map(([name, to]) => ({ name, to, send: (id: string) => http(apiUrl, 'POST', `/orders/${id}/${name}`, { key, body: { reason: 'r' } }) })),
-    ...ORDER_STATES.map((to) => ({ name: `status→${to}`, to, send: (id: string) => http(apiUrl, 'PUT', `/orders/${id}/status`, { key, body: { status: to, reason: 'r' } }) })),
-    ...ORDER_STATES.map((to) => ({ name: `transition→${to}`, to, send: (id: string) => http(apiUrl, 'POST', `/orders/${id}/transition`, { key, body: { to, reason: 'r' } }) })),
+    ...Object.entries(NAMED_MOVES).map(([name, to]) => ({
+      name,
+      to,
+      send: (id: string) => http(apiUrl, 'POST', `/orders/${id}/${name}`, { key, body: { reason: 'r' } }),
+    })),
+    ...ORDER_STATES.map((to) => ({
+      name: `status→${to}`,
+      to,
+      send: (id: string) => http(apiUrl, 'PUT', `/orders/${id}/status`, { key, body: { status: to, reason: 'r' } }),
+    })),
+    ...ORDER_STATES.map((to) => ({
+      name: `transition→${to}`,
+      to,
+      send: (id: string) => http(apiUrl, 'POST', `/orders/${id}/transition`, { key, body: { to, reason: 'r' } }),
+    })),
   ];
 
   test.each(ORDER_STATES)('from %s: every move is allowed exactly when the state machine says so', async (from) => {
@@ -227,7 +372,11 @@ describe('lifecycle', () => {
           expect(res.body.data).toMatchObject({ _id: order._id, orderStatus: move.to, previousStatus: from });
           expect(after.filter((e) => e.type === 'status_changed')).toHaveLength(before + 1);
         } else {
-          expect({ move: move.name, status: res.status, code: res.body.error?.code }).toEqual({ move: move.name, status: 409, code: 'orders:invalid_transition' });
+          expect({ move: move.name, status: res.status, code: res.body.error?.code }).toEqual({
+            move: move.name,
+            status: 409,
+            code: 'orders:invalid_transition',
+          });
           expect(res.body.error.message).toContain(`is ${from}`);
           expect(after.filter((e) => e.type === 'status_changed')).toHaveLength(before);
           expect((await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data.orderStatus).toBe(from);
@@ -238,12 +387,27 @@ describe('lifecycle', () => {
 
   test('reject and cancel need a reason, stored in the audit event', async () => {
     const order = await createOrder();
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/reject`, { key }), 400, 'validation:invalid_input', 'orders');
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status: 'cancelled' } }), 400, 'validation:invalid_input', 'orders');
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/reject`, { key }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status: 'cancelled' } }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
     await http(apiUrl, 'POST', `/orders/${order._id}/cancel`, { key, body: { reason: 'out of stock' } });
     const ev = (await activity(order._id)).find((e) => e.type === 'status_changed');
     expect(ev.details).toEqual({ from: 'pending', to: 'cancelled', via: 'cancel', reason: 'out of stock' });
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status: 'lost' } }), 400, 'validation:invalid_input', 'orders');
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status: 'lost' } }),
+      400,
+      'validation:invalid_input',
+      'orders',
+    );
   });
 
   test('20 concurrent conflicting moves: exactly one wins, exactly one audit event', async () => {
@@ -270,13 +434,56 @@ describe('auth', () => {
     const tenantId = (await deps.db.collection('api_keys').findOne({ _id: keyId as never }))!.tenantId;
     const noRead = (await deps.tenancy.issueKey(tenantId, ['orders:update'])).key;
     const noUpdate = (await deps.tenancy.issueKey(tenantId, ['orders:read'])).key;
-    expectError(await http(apiUrl, 'GET', `/orders/${order._id}`, { key: noRead }), 403, 'auth:permission_denied', 'orders');
-    expectError(await http(apiUrl, 'GET', `/orders/${order._id}/activity-log`, { key: noRead }), 403, 'auth:permission_denied', 'orders');
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}`, { key: noUpdate, body: { notes: 'x' } }), 403, 'auth:permission_denied', 'orders');
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key: noUpdate, body: { name: 'x' } }), 403, 'auth:permission_denied', 'orders');
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: noUpdate, body: { comment: 'x' } }), 403, 'auth:permission_denied', 'orders');
-    expectError(await http(apiUrl, 'POST', '/orders', { key: noUpdate, body: orderBody() }), 403, 'auth:permission_denied', 'orders');
-    expectError(await http(apiUrl, 'PUT', `/orders/${order._id}`, { body: { notes: 'x' } }), 401, 'auth:invalid_token', 'orders');
-    expectError(await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: 'bok_revokedOrUnknownKeyxxxxxxxxxxx', body: { comment: 'x' } }), 401, 'auth:invalid_token', 'orders');
+    expectError(
+      await http(apiUrl, 'GET', `/orders/${order._id}`, { key: noRead }),
+      403,
+      'auth:permission_denied',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'GET', `/orders/${order._id}/activity-log`, { key: noRead }),
+      403,
+      'auth:permission_denied',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}`, { key: noUpdate, body: { notes: 'x' } }),
+      403,
+      'auth:permission_denied',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key: noUpdate, body: { name: 'x' } }),
+      403,
+      'auth:permission_denied',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: noUpdate, body: { comment: 'x' } }),
+      403,
+      'auth:permission_denied',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'POST', '/orders', { key: noUpdate, body: orderBody() }),
+      403,
+      'auth:permission_denied',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/orders/${order._id}`, { body: { notes: 'x' } }),
+      401,
+      'auth:invalid_token',
+      'orders',
+    );
+    expectError(
+      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, {
+        key: 'bok_revokedOrUnknownKeyxxxxxxxxxxx',
+        body: { comment: 'x' },
+      }),
+      401,
+      'auth:invalid_token',
+      'orders',
+    );
   });
 });

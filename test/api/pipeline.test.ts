@@ -24,19 +24,42 @@ async function stored(id: string): Promise<number> {
 }
 
 describe.each(AREAS)('$area area', ({ area, prefix }) => {
-  const invalidInput = { orders: 'validation:invalid_input', products: 'validation-error', inventory: 'bad-request', locations: 'bad-request' }[area];
+  const invalidInput = {
+    orders: 'validation:invalid_input',
+    products: 'validation-error',
+    inventory: 'bad-request',
+    locations: 'bad-request',
+  }[area];
   // the spec's code for an empty body in inventory and locations
-  const missingBody = { orders: 'validation:invalid_input', products: 'validation-error', inventory: 'bad-request/missing-body', locations: 'bad-request/missing-body' }[area];
-  const invalidJson = { orders: 'validation:invalid_input', products: 'validation-error', inventory: 'bad-request/invalid-json', locations: 'bad-request/invalid-json' }[area];
+  const missingBody = {
+    orders: 'validation:invalid_input',
+    products: 'validation-error',
+    inventory: 'bad-request/missing-body',
+    locations: 'bad-request/missing-body',
+  }[area];
+  const invalidJson = {
+    orders: 'validation:invalid_input',
+    products: 'validation-error',
+    inventory: 'bad-request/invalid-json',
+    locations: 'bad-request/invalid-json',
+  }[area];
 
   test('malformed JSON → 400', async () => {
-    const res = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: '{"id": "mj", "name": ', headers: { 'content-type': 'application/json' } });
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      raw: '{"id": "mj", "name": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400, invalidJson, area);
     expect(await stored('mj')).toBe(0);
   });
 
   test('a JSON scalar where an object is expected → 400', async () => {
-    const res = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: '"just a string"', headers: { 'content-type': 'application/json' } });
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      raw: '"just a string"',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
   });
 
@@ -48,7 +71,11 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
   });
 
   test('wrong content type → 415', async () => {
-    const res = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: 'id=ct&name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      raw: 'id=ct&name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectError(res, 415, area === 'orders' ? 'validation:unsupported_media_type' : 'unsupported-media-type', area);
     expect(await stored('ct')).toBe(0);
   });
@@ -58,7 +85,10 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
   });
 
   test('schema violations → 400 naming every field; nothing written', async () => {
-    const res = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, body: { id: 'sv', name: 42, extra: true } });
+    const res = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      body: { id: 'sv', name: 42, extra: true },
+    });
     expectError(res, 400, invalidInput, area);
     const message = area === 'orders' ? res.body.error.message : res.body.message;
     expect(message).toContain('name');
@@ -81,41 +111,76 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
     });
     expectError(res, 400, invalidInput, area);
-    const brotli = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: Buffer.from('not brotli at all'), headers: { 'content-type': 'application/json', 'content-encoding': 'br' } });
+    const brotli = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      raw: Buffer.from('not brotli at all'),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'br' },
+    });
     expectError(brotli, 400, invalidInput, area);
-    const unknownEncoding = await http(app.url, 'POST', `${prefix}/probe`, { key: tenant.key, raw: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } });
-    expectError(unknownEncoding, 415, area === 'orders' ? 'validation:unsupported_media_type' : 'unsupported-media-type', area);
+    const unknownEncoding = await http(app.url, 'POST', `${prefix}/probe`, {
+      key: tenant.key,
+      raw: '{}',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'compress' },
+    });
+    expectError(
+      unknownEncoding,
+      415,
+      area === 'orders' ? 'validation:unsupported_media_type' : 'unsupported-media-type',
+      area,
+    );
   });
 
   test('an upper-case path is the same area (the router ignores case): its envelope and codes', async () => {
-    const unauthenticated = area === 'inventory' || area === 'locations' ? 'bad-request/missing-tenant' : 'auth:invalid_token';
+    const unauthenticated =
+      area === 'inventory' || area === 'locations' ? 'bad-request/missing-tenant' : 'auth:invalid_token';
     expectError(await http(app.url, 'GET', `${prefix.toUpperCase()}/probe/x`), 401, unauthenticated, area);
     expectError(await http(app.url, 'GET', `/V1${prefix.toUpperCase()}/probe/x`), 401, unauthenticated, area);
   });
 
   test('unknown route → 404 in the area envelope, at the root and under /v1', async () => {
-    expectError(await http(app.url, 'GET', `${prefix}/no/such/route`, { key: tenant.key }), 404, area === 'orders' ? 'route:not_found' : 'not-found', area);
-    expectError(await http(app.url, 'GET', `/v1${prefix}/no/such/route`, { key: tenant.key }), 404, area === 'orders' ? 'route:not_found' : 'not-found', area);
+    expectError(
+      await http(app.url, 'GET', `${prefix}/no/such/route`, { key: tenant.key }),
+      404,
+      area === 'orders' ? 'route:not_found' : 'not-found',
+      area,
+    );
+    expectError(
+      await http(app.url, 'GET', `/v1${prefix}/no/such/route`, { key: tenant.key }),
+      404,
+      area === 'orders' ? 'route:not_found' : 'not-found',
+      area,
+    );
   });
 
   test('a valid write under /v1 is the same API', async () => {
-    const res = await http(app.url, 'POST', `/v1${prefix}/probe`, { key: tenant.key, body: { id: `v1${area}`, name: 'ok' } });
+    const res = await http(app.url, 'POST', `/v1${prefix}/probe`, {
+      key: tenant.key,
+      body: { id: `v1${area}`, name: 'ok' },
+    });
     expect(res.status).toBe(201);
-    expect((await http(app.url, 'GET', `${prefix}/probe/v1${area}`, { key: tenant.key })).body).toEqual({ id: `v1${area}`, name: 'ok' });
+    expect((await http(app.url, 'GET', `${prefix}/probe/v1${area}`, { key: tenant.key })).body).toEqual({
+      id: `v1${area}`,
+      name: 'ok',
+    });
   });
 });
 
 describe('request pipeline', () => {
-  test.each(['/orders', '/products', '/inventory/adjustments', '/inventory/lots', '/locations', '/products/bulk/operations', '/channels'])(
-    'a page past any real one on %s → 400, not a database error',
-    async (path) => {
-      for (const page of ['100000000000000000000', '1000001']) {
-        const res = await http(app.url, 'GET', `${path}?page=${page}`, { key: tenant.key });
-        expect(res.status).toBe(400);
-      }
-      expect((await http(app.url, 'GET', `${path}?page=1000000`, { key: tenant.key })).status).toBe(200);
-    },
-  );
+  test.each([
+    '/orders',
+    '/products',
+    '/inventory/adjustments',
+    '/inventory/lots',
+    '/locations',
+    '/products/bulk/operations',
+    '/channels',
+  ])('a page past any real one on %s → 400, not a database error', async (path) => {
+    for (const page of ['100000000000000000000', '1000001']) {
+      const res = await http(app.url, 'GET', `${path}?page=${page}`, { key: tenant.key });
+      expect(res.status).toBe(400);
+    }
+    expect((await http(app.url, 'GET', `${path}?page=1000000`, { key: tenant.key })).status).toBe(200);
+  });
 
   test('a request id is echoed (the client one when sane, a new one otherwise)', async () => {
     const given = await http(app.url, 'GET', '/health', { headers: { 'x-request-id': 'client-req-1' } });

@@ -34,15 +34,36 @@ beforeAll(async () => {
     tags: ['summer', 'cotton'],
     category: { id: 'cat-shirts', name: 'Shirts', path: 'Apparel/Shirts' },
     options: [{ id: 'size', name: 'Size', values: ['S', 'M'] }],
-    variants: ['S', 'M'].map((s, i) => ({ sku: `${P}-SHIRT-${s}`, title: { value: `Shirt ${s}` }, price: 25, position: i, options: [{ id: 'size', name: 'Size', value: s }] })),
+    variants: ['S', 'M'].map((s, i) => ({
+      sku: `${P}-SHIRT-${s}`,
+      title: { value: `Shirt ${s}` },
+      price: 25,
+      position: i,
+      options: [{ id: 'size', name: 'Size', value: s }],
+    })),
     bindings: [{ channelId: 'chan-1', handle: 'red-shirt', type: 'shopify' }],
     seo: { slug: 'red-shirt' },
     shipping: { weight: 0.3, weightUnit: 'kg' },
     description: { value: 'Soft.' },
     metafields: [{ namespace: 'mkt_attr', key: 'fabric', value: 'cotton' }],
   });
-  mug = await create({ sku: `${P}-MUG`, title: { value: 'Blue mug' }, price: 8, status: 'active', brand: 'Globex', productKind: 'kitchen', tags: ['kitchen'] });
-  lamp = await create({ sku: `${P}-LAMP`, title: { value: 'Desk lamp' }, price: 40, status: 'draft', brand: 'Acme', tags: ['office'] });
+  mug = await create({
+    sku: `${P}-MUG`,
+    title: { value: 'Blue mug' },
+    price: 8,
+    status: 'active',
+    brand: 'Globex',
+    productKind: 'kitchen',
+    tags: ['kitchen'],
+  });
+  lamp = await create({
+    sku: `${P}-LAMP`,
+    title: { value: 'Desk lamp' },
+    price: 40,
+    status: 'draft',
+    brand: 'Acme',
+    tags: ['office'],
+  });
 });
 afterAll(() => deps.close());
 
@@ -59,18 +80,39 @@ describe('read, update, delete', () => {
 
   test("another tenant's product is 404 for every verb", async () => {
     expectError(await get(`/products/${shirt.id}`, other), 404, 'not-found');
-    expectError(await http(apiUrl, 'PUT', `/products/${shirt.id}`, { key: other, body: { sku: 'X1', title: { value: 'x' }, price: 1 } }), 404, 'not-found');
+    expectError(
+      await http(apiUrl, 'PUT', `/products/${shirt.id}`, {
+        key: other,
+        body: { sku: 'X1', title: { value: 'x' }, price: 1 },
+      }),
+      404,
+      'not-found',
+    );
     expectError(await http(apiUrl, 'DELETE', `/products/${shirt.id}`, { key: other }), 404, 'not-found');
-    expect(await get(`/products/sku/${shirt.sku}/exists`, other)).toMatchObject({ status: 200, body: { exists: false, kind: null } });
+    expect(await get(`/products/sku/${shirt.sku}/exists`, other)).toMatchObject({
+      status: 200,
+      body: { exists: false, kind: null },
+    });
     expect((await get(`/products?q=${P}`, other)).body).toEqual([]);
   });
 
   test('PUT replaces the product: fields not sent are gone, variant ids kept when sent, released SKUs are free again', async () => {
-    const p = await create({ sku: `${P}-PUT`, title: { value: 'Before' }, price: 5, brand: 'Old', variants: [{ sku: `${P}-PUT-A`, title: { value: 'A' }, price: 5, position: 0 }] });
+    const p = await create({
+      sku: `${P}-PUT`,
+      title: { value: 'Before' },
+      price: 5,
+      brand: 'Old',
+      variants: [{ sku: `${P}-PUT-A`, title: { value: 'A' }, price: 5, position: 0 }],
+    });
     const keepId = p.variants[0].id;
     const res = await http(apiUrl, 'PUT', `/products/${p.id}`, {
       key,
-      body: { sku: `${P}-PUT2`, title: { value: 'After' }, price: 6, variants: [{ id: keepId, sku: `${P}-PUT-A`, title: { value: 'A' }, price: 6, position: 0 }] },
+      body: {
+        sku: `${P}-PUT2`,
+        title: { value: 'After' },
+        price: 6,
+        variants: [{ id: keepId, sku: `${P}-PUT-A`, title: { value: 'A' }, price: 6, position: 0 }],
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: p.id, sku: `${P}-PUT2`, title: { value: 'After' }, createdAt: p.createdAt });
@@ -79,37 +121,93 @@ describe('read, update, delete', () => {
     expect((await get(`/products/${p.id}`)).body).toEqual(res.body);
     // the old product SKU is free; the new one is taken
     expect((await get(`/products/sku/${P}-PUT/exists`)).body).toMatchObject({ exists: false });
-    expect((await get(`/products/sku/${P}-PUT2/exists`)).body).toMatchObject({ exists: true, kind: 'product', productId: p.id });
+    expect((await get(`/products/sku/${P}-PUT2/exists`)).body).toMatchObject({
+      exists: true,
+      kind: 'product',
+      productId: p.id,
+    });
     await create({ sku: `${P}-PUT`, title: { value: 'reuses the freed SKU' }, price: 1 });
     // an invalid PUT changes nothing
-    expectError(await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: `${P}-PUT2`, title: { value: 'x' }, price: -1 } }), 400, 'validation-error');
-    expectError(await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: mug.sku, title: { value: 'x' }, price: 1 } }), 409, 'duplicate-sku');
+    expectError(
+      await http(apiUrl, 'PUT', `/products/${p.id}`, {
+        key,
+        body: { sku: `${P}-PUT2`, title: { value: 'x' }, price: -1 },
+      }),
+      400,
+      'validation-error',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: mug.sku, title: { value: 'x' }, price: 1 } }),
+      409,
+      'duplicate-sku',
+    );
     expect((await get(`/products/${p.id}`)).body).toEqual(res.body);
-    expectError(await http(apiUrl, 'PUT', '/products/000000000000000000000000', { key, body: { sku: 'NEW-ONE', title: { value: 'x' }, price: 1 } }), 404, 'not-found');
+    expectError(
+      await http(apiUrl, 'PUT', '/products/000000000000000000000000', {
+        key,
+        body: { sku: 'NEW-ONE', title: { value: 'x' }, price: 1 },
+      }),
+      404,
+      'not-found',
+    );
   });
 
   test('PUT can turn a product into a bundle (bundleConfig is written through the full update)', async () => {
     const p = await create({ sku: `${P}-BUN`, title: { value: 'Set' }, price: 30 });
     const res = await http(apiUrl, 'PUT', `/products/${p.id}`, {
       key,
-      body: { sku: p.sku, title: { value: 'Set' }, price: 30, productType: 'bundle', bundleConfig: { components: [{ productSku: mug.sku, quantity: 2 }] } },
+      body: {
+        sku: p.sku,
+        title: { value: 'Set' },
+        price: 30,
+        productType: 'bundle',
+        bundleConfig: { components: [{ productSku: mug.sku, quantity: 2 }] },
+      },
     });
     expect(res.status).toBe(200);
-    expect(res.body.bundleConfig.components).toEqual([{ productSku: mug.sku, quantity: 2, variantMode: 'fixed', required: true }]);
+    expect(res.body.bundleConfig.components).toEqual([
+      { productSku: mug.sku, quantity: 2, variantMode: 'fixed', required: true },
+    ]);
   });
 
   test('DELETE removes the product and frees its SKUs', async () => {
-    const p = await create({ sku: `${P}-DEL`, title: { value: 'Gone' }, price: 1, variants: [{ sku: `${P}-DEL-V`, title: { value: 'v' }, price: 1, position: 0 }] });
-    expect(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key })).toMatchObject({ status: 200, body: { success: true, id: p.id, sku: p.sku } });
+    const p = await create({
+      sku: `${P}-DEL`,
+      title: { value: 'Gone' },
+      price: 1,
+      variants: [{ sku: `${P}-DEL-V`, title: { value: 'v' }, price: 1, position: 0 }],
+    });
+    expect(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key })).toMatchObject({
+      status: 200,
+      body: { success: true, id: p.id, sku: p.sku },
+    });
     expectError(await get(`/products/${p.id}`), 404, 'not-found');
     expectError(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key }), 404, 'not-found');
     await create({ sku: `${P}-DEL-V`, title: { value: 'the variant SKU is free' }, price: 1 });
   });
 
   test('scopes: create, update and delete need their own scope', async () => {
-    const readOnly = (await deps.tenancy.issueKey((await deps.tenancy.authenticate(key) as { tenantId: string }).tenantId, ['products:read'])).key;
-    expectError(await http(apiUrl, 'POST', '/products', { key: readOnly, body: { sku: `${P}-NOPE`, title: { value: 'x' }, price: 1 } }), 403, 'auth:permission_denied');
-    expectError(await http(apiUrl, 'PUT', `/products/${mug.id}`, { key: readOnly, body: { sku: mug.sku, title: { value: 'x' }, price: 1 } }), 403, 'auth:permission_denied');
+    const readOnly = (
+      await deps.tenancy.issueKey(((await deps.tenancy.authenticate(key)) as { tenantId: string }).tenantId, [
+        'products:read',
+      ])
+    ).key;
+    expectError(
+      await http(apiUrl, 'POST', '/products', {
+        key: readOnly,
+        body: { sku: `${P}-NOPE`, title: { value: 'x' }, price: 1 },
+      }),
+      403,
+      'auth:permission_denied',
+    );
+    expectError(
+      await http(apiUrl, 'PUT', `/products/${mug.id}`, {
+        key: readOnly,
+        body: { sku: mug.sku, title: { value: 'x' }, price: 1 },
+      }),
+      403,
+      'auth:permission_denied',
+    );
     expectError(await http(apiUrl, 'DELETE', `/products/${mug.id}`, { key: readOnly }), 403, 'auth:permission_denied');
     expect((await get(`/products/${mug.id}`, readOnly)).status).toBe(200);
   });
@@ -126,7 +224,24 @@ describe('GET /products', () => {
   test('without extend, items carry the compact fields', async () => {
     const [item] = await list(`q=${shirt.sku}`);
     expect(Object.keys(item).sort()).toEqual(
-      ['id', 'sku', 'status', 'productType', 'title', 'price', 'currency', 'brand', 'productKind', 'category', 'tags', 'image', 'hasVariants', 'variantCount', 'createdAt', 'updatedAt'].sort(),
+      [
+        'id',
+        'sku',
+        'status',
+        'productType',
+        'title',
+        'price',
+        'currency',
+        'brand',
+        'productKind',
+        'category',
+        'tags',
+        'image',
+        'hasVariants',
+        'variantCount',
+        'createdAt',
+        'updatedAt',
+      ].sort(),
     );
     expect(item).toMatchObject({ id: shirt.id, hasVariants: true, variantCount: 2, image: null });
   });
@@ -137,10 +252,20 @@ describe('GET /products', () => {
     expect(v.options).toEqual(shirt.options);
     expect(v.bindings).toBeUndefined();
     const [b] = await list(`q=${shirt.sku}&extend=bindings,seo,dimensions,description,metadata`);
-    expect(b).toMatchObject({ bindings: shirt.bindings, seo: shirt.seo, shipping: shirt.shipping, description: shirt.description, metafields: shirt.metafields });
+    expect(b).toMatchObject({
+      bindings: shirt.bindings,
+      seo: shirt.seo,
+      shipping: shirt.shipping,
+      description: shirt.description,
+      metafields: shirt.metafields,
+    });
     const [all] = await list(`q=${shirt.sku}&extend=all`);
     // all: the full product, plus its stock from the ledger (none yet)
-    expect(all).toEqual({ ...shirt, inventory: { total: 0, byLocation: [] }, variants: shirt.variants.map((v: object) => ({ ...v, stock: 0 })) });
+    expect(all).toEqual({
+      ...shirt,
+      inventory: { total: 0, byLocation: [] },
+      variants: shirt.variants.map((v: object) => ({ ...v, stock: 0 })),
+    });
     expectError(await get('/products?extend=everything'), 400, 'validation-error');
   });
 
@@ -161,7 +286,9 @@ describe('GET /products', () => {
     ['combined', `q=${P}-&status=active&brands=Acme&maxPrice=30`, () => [shirt]],
   ])('filter: %s', async (_name, query, expected) => {
     const items = await list(`${query}&limit=200`);
-    expect(skus(items).filter((s) => s.startsWith(P) && [shirt.sku, mug.sku, lamp.sku].includes(s))).toEqual(skus(expected()));
+    expect(skus(items).filter((s) => s.startsWith(P) && [shirt.sku, mug.sku, lamp.sku].includes(s))).toEqual(
+      skus(expected()),
+    );
   });
 
   test('paging and sort', async () => {
@@ -181,27 +308,55 @@ describe('GET /products', () => {
 describe('catalog reads', () => {
   test('count: with the list filters; with a term, also the search strategy', async () => {
     expect((await get(`/products/count?brands=Acme&q=${P}-`)).body).toEqual({ count: 2, searchStrategy: 'regex' });
-    expect((await get(`/products/count?q=${encodeURIComponent(`${P} lamp`)}`)).body).toEqual({ count: 1, searchStrategy: 'tokens' });
+    expect((await get(`/products/count?q=${encodeURIComponent(`${P} lamp`)}`)).body).toEqual({
+      count: 1,
+      searchStrategy: 'tokens',
+    });
     const all = await get('/products/count?status=draft,active,disabled');
     expect(all.body).toEqual({ count: expect.any(Number) });
     expect(all.body.count).toBeGreaterThanOrEqual(3);
   });
 
   test('POST /products/query: filters or query, never both', async () => {
-    const byFilters = await http(apiUrl, 'POST', '/products/query', { key, body: { filters: { brands: ['Globex'], status: ['active'] }, limit: 200 } });
+    const byFilters = await http(apiUrl, 'POST', '/products/query', {
+      key,
+      body: { filters: { brands: ['Globex'], status: ['active'] }, limit: 200 },
+    });
     expect(byFilters.status).toBe(200);
     expect(byFilters.body.products.map((p: { sku: string }) => p.sku)).toContain(mug.sku);
     expect(byFilters.body).toMatchObject({ page: 1, limit: 200, total: expect.any(Number) });
     const byQuery = await http(apiUrl, 'POST', '/products/query', { key, body: { query: lamp.sku, extend: ['seo'] } });
     expect(byQuery.body).toMatchObject({ total: 1, products: [{ sku: lamp.sku }] });
-    expectError(await http(apiUrl, 'POST', '/products/query', { key, body: { filters: {}, query: 'x' } }), 400, 'bad-request/ambiguous-param');
-    expectError(await http(apiUrl, 'POST', '/products/query', { key, body: { filters: { colour: 'red' } } }), 400, 'validation-error');
+    expectError(
+      await http(apiUrl, 'POST', '/products/query', { key, body: { filters: {}, query: 'x' } }),
+      400,
+      'bad-request/ambiguous-param',
+    );
+    expectError(
+      await http(apiUrl, 'POST', '/products/query', { key, body: { filters: { colour: 'red' } } }),
+      400,
+      'validation-error',
+    );
   });
 
   test('SKU exists, by product or by variant, any case', async () => {
-    expect((await get(`/products/sku/${shirt.sku.toLowerCase()}/exists`)).body).toEqual({ sku: shirt.sku, exists: true, kind: 'product', productId: shirt.id });
-    expect((await get(`/products/sku/${P}-SHIRT-S/exists`)).body).toMatchObject({ exists: true, kind: 'variant', productId: shirt.id });
-    expect((await get(`/products/sku/${P}-NONE/exists`)).body).toEqual({ sku: `${P}-NONE`, exists: false, kind: null, productId: null });
+    expect((await get(`/products/sku/${shirt.sku.toLowerCase()}/exists`)).body).toEqual({
+      sku: shirt.sku,
+      exists: true,
+      kind: 'product',
+      productId: shirt.id,
+    });
+    expect((await get(`/products/sku/${P}-SHIRT-S/exists`)).body).toMatchObject({
+      exists: true,
+      kind: 'variant',
+      productId: shirt.id,
+    });
+    expect((await get(`/products/sku/${P}-NONE/exists`)).body).toEqual({
+      sku: `${P}-NONE`,
+      exists: false,
+      kind: null,
+      productId: null,
+    });
   });
 
   test('parent of a variant SKU', async () => {
@@ -217,10 +372,27 @@ describe('catalog reads', () => {
       ['B3', 'Alpha', 'books'],
       ['B4', undefined, undefined],
     ]) {
-      expect((await http(apiUrl, 'POST', '/products', { key: t.key, body: { sku, title: { value: sku }, price: 1, brand, productKind } })).status).toBe(201);
+      expect(
+        (
+          await http(apiUrl, 'POST', '/products', {
+            key: t.key,
+            body: { sku, title: { value: sku }, price: 1, brand, productKind },
+          })
+        ).status,
+      ).toBe(201);
     }
-    expect((await get('/products/brands', t.key)).body).toEqual({ brands: [{ brand: 'Alpha', count: 1 }, { brand: 'Zeta', count: 2 }] });
-    expect((await get('/products/kinds', t.key)).body).toEqual({ kinds: [{ kind: 'books', count: 1 }, { kind: 'toys', count: 2 }] });
+    expect((await get('/products/brands', t.key)).body).toEqual({
+      brands: [
+        { brand: 'Alpha', count: 1 },
+        { brand: 'Zeta', count: 2 },
+      ],
+    });
+    expect((await get('/products/kinds', t.key)).body).toEqual({
+      kinds: [
+        { kind: 'books', count: 1 },
+        { kind: 'toys', count: 2 },
+      ],
+    });
   });
 
   test('text search', async () => {
@@ -230,6 +402,7 @@ describe('catalog reads', () => {
   });
 
   test('static paths are not read as ids', async () => {
-    for (const path of ['/products/count', '/products/brands', '/products/kinds']) expect((await get(path)).status).toBe(200);
+    for (const path of ['/products/count', '/products/brands', '/products/kinds'])
+      expect((await get(path)).status).toBe(200);
   });
 });

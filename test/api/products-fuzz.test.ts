@@ -30,8 +30,19 @@ const SCALE = Number(process.env.FUZZ_SCALE ?? 1); // e.g. FUZZ_SCALE=5 for a lo
 // a failure's shrinking (or a machine far slower than planned) ends inside jest's timeout, with what it found
 // On a loaded 2-core machine the time budget may end a property before numRuns; that is not a failure
 // (a found counterexample still is). FUZZ_SCALE raises both.
-const runs = (n: number) => ({ numRuns: Math.max(1, Math.round(n * SCALE)), interruptAfterTimeLimit: 160_000 * Math.max(1, SCALE), markInterruptAsFailure: false });
-const RUNS = { postValid: runs(400), postNearValid: runs(650), postArbitrary: runs(450), put: runs(500), freeForm: runs(100), unicode: runs(100) };
+const runs = (n: number) => ({
+  numRuns: Math.max(1, Math.round(n * SCALE)),
+  interruptAfterTimeLimit: 160_000 * Math.max(1, SCALE),
+  markInterruptAsFailure: false,
+});
+const RUNS = {
+  postValid: runs(400),
+  postNearValid: runs(650),
+  postArbitrary: runs(450),
+  put: runs(500),
+  freeForm: runs(100),
+  unicode: runs(100),
+};
 
 let deps: TestDeps;
 let app: { url: string; close: () => Promise<void> };
@@ -52,7 +63,12 @@ let seq = 0;
 /** A SKU not used before in this run. */
 const freshSku = (): string => `FZ${++seq}-${(seq * 7919).toString(36)}`;
 
-const SEED = { product: 'SEED-P', variants: ['SEED-V1', 'SEED-V2'], component: 'SEED-C', componentVariant: 'SEED-C-V1' };
+const SEED = {
+  product: 'SEED-P',
+  variants: ['SEED-V1', 'SEED-V2'],
+  component: 'SEED-C',
+  componentVariant: 'SEED-C-V1',
+};
 
 beforeAll(async () => {
   deps = await TestDeps.open();
@@ -60,8 +76,25 @@ beforeAll(async () => {
   tenant = await deps.tenantWithKey(undefined, 'products fuzz');
   // duplicates collide with SEED-P's SKUs; bundles reference SEED-C's (never both in one body)
   for (const body of [
-    { sku: SEED.product, title: { value: 'seed' }, price: 10, options: [{ id: 'size', name: 'Size', values: ['S', 'M'] }], variants: SEED.variants.map((sku, i) => ({ sku, title: { value: sku }, price: 10, position: i, options: [{ id: 'size', name: 'Size', value: i ? 'M' : 'S' }] })) },
-    { sku: SEED.component, title: { value: 'component' }, price: 3, variants: [{ sku: SEED.componentVariant, title: { value: 'component variant' }, price: 3, position: 0 }] },
+    {
+      sku: SEED.product,
+      title: { value: 'seed' },
+      price: 10,
+      options: [{ id: 'size', name: 'Size', values: ['S', 'M'] }],
+      variants: SEED.variants.map((sku, i) => ({
+        sku,
+        title: { value: sku },
+        price: 10,
+        position: i,
+        options: [{ id: 'size', name: 'Size', value: i ? 'M' : 'S' }],
+      })),
+    },
+    {
+      sku: SEED.component,
+      title: { value: 'component' },
+      price: 3,
+      variants: [{ sku: SEED.componentVariant, title: { value: 'component variant' }, price: 3, position: 0 }],
+    },
   ]) {
     const res = await http(app.url, 'POST', '/products', { key: tenant.key, body });
     if (res.status !== 201) throw new Error(`seed product: ${res.status} ${res.text}`);
@@ -142,7 +175,10 @@ function flatError(res: HttpResult): void {
   expect(res.body).not.toHaveProperty('error');
 }
 
-const fieldsNamed = (res: HttpResult): string[] => [res.body?.field, ...((res.body?.fieldErrors ?? []) as { field: string }[]).map((f) => f.field)];
+const fieldsNamed = (res: HttpResult): string[] => [
+  res.body?.field,
+  ...((res.body?.fieldErrors ?? []) as { field: string }[]).map((f) => f.field),
+];
 
 async function post(body: unknown): Promise<HttpResult> {
   return http(app.url, 'POST', '/products', { key: tenant.key, body });
@@ -189,13 +225,19 @@ async function retire(now = false): Promise<void> {
   if (live.length <= KEEP_LIVE || (!now && live.length < KEEP_LIVE + RETIRE_BATCH)) return;
   const gone = live.splice(0, live.length - KEEP_LIVE);
   const [products, skus] = await Promise.all([
-    deps.db.collection('products').deleteMany({ tenantId: tenant.tenantId, _id: { $in: gone.map((p) => new ObjectId(p.id)) } }),
-    deps.db.collection('product_skus').deleteMany({ tenantId: tenant.tenantId, productId: { $in: gone.map((p) => p.id) } }),
+    deps.db
+      .collection('products')
+      .deleteMany({ tenantId: tenant.tenantId, _id: { $in: gone.map((p) => new ObjectId(p.id)) } }),
+    deps.db
+      .collection('product_skus')
+      .deleteMany({ tenantId: tenant.tenantId, productId: { $in: gone.map((p) => p.id) } }),
   ]);
   expected.products -= products.deletedCount;
   expected.skus -= skus.deletedCount;
   if (products.deletedCount !== gone.length || skus.deletedCount !== gone.reduce((n, p) => n + p.claims, 0)) {
-    throw new Error(`retiring ${gone.length} checked products removed ${products.deletedCount} products and ${skus.deletedCount} SKU claims`);
+    throw new Error(
+      `retiring ${gone.length} checked products removed ${products.deletedCount} products and ${skus.deletedCount} SKU claims`,
+    );
   }
 }
 
@@ -219,7 +261,6 @@ async function checkPut(what: string, current: Body, body: unknown, res: HttpRes
       expect(got.body).toEqual(current);
       expect(await claimsOf(current.id)).toEqual(claimsWanted(current));
       return; // the tenant's counts: at the end of the property
-
     }
     expect(res.status).toBe(200);
     expect(got.body).toEqual(res.body);
@@ -239,8 +280,34 @@ async function checkPut(what: string, current: Body, body: unknown, res: HttpRes
 
 const CURRENCIES = ['USD', 'MXN', 'EUR', 'BRL', 'COP', 'JPY', 'CLP'];
 /** Both spellings of the types that have two, and the others. */
-const BINDING_TYPES = ['mercadolibre', 'mercado-libre', 'meli', 't1', 't1-comercios', 'claroshop', 'amazon', 'walmart', 'shopify', 'woocommerce', 'woo-commerce', 'liverpool', 'coppel', 'tiktokshop', 'tiktok-shop', 'custom', 'custom-api'];
-const CANONICAL: Record<string, string> = { 'mercado-libre': 'mercadolibre', meli: 'mercadolibre', 't1-comercios': 't1', claroshop: 't1', 'woo-commerce': 'woocommerce', 'tiktok-shop': 'tiktokshop', 'custom-api': 'custom' };
+const BINDING_TYPES = [
+  'mercadolibre',
+  'mercado-libre',
+  'meli',
+  't1',
+  't1-comercios',
+  'claroshop',
+  'amazon',
+  'walmart',
+  'shopify',
+  'woocommerce',
+  'woo-commerce',
+  'liverpool',
+  'coppel',
+  'tiktokshop',
+  'tiktok-shop',
+  'custom',
+  'custom-api',
+];
+const CANONICAL: Record<string, string> = {
+  'mercado-libre': 'mercadolibre',
+  meli: 'mercadolibre',
+  't1-comercios': 't1',
+  claroshop: 't1',
+  'woo-commerce': 'woocommerce',
+  'tiktok-shop': 'tiktokshop',
+  'custom-api': 'custom',
+};
 const STATUSES = ['active', 'disabled', 'draft'];
 const KNOWN_FIELDS = new Set(Object.keys(productProperties));
 const PROTO_WORDS = ['__proto__', 'constructor', 'prototype'];
@@ -255,31 +322,66 @@ const money = fc.oneof(
 );
 const locale = fc.constantFrom('es', 'en', 'pt-BR', 'es_MX', 'fr', 'zh-Hans');
 const translated = (required: boolean) =>
-  fc.record({ value: text(required ? 1 : 0, 30), translations: fc.array(fc.record({ locale, value: text(0, 15) }), { maxLength: 2 }) }, { requiredKeys: ['value'] });
-const isoDate = fc.date({ min: new Date('1990-01-01T00:00:00Z'), max: new Date('2090-01-01T00:00:00Z'), noInvalidDate: true });
+  fc.record(
+    {
+      value: text(required ? 1 : 0, 30),
+      translations: fc.array(fc.record({ locale, value: text(0, 15) }), { maxLength: 2 }),
+    },
+    { requiredKeys: ['value'] },
+  );
+const isoDate = fc.date({
+  min: new Date('1990-01-01T00:00:00Z'),
+  max: new Date('2090-01-01T00:00:00Z'),
+  noInvalidDate: true,
+});
 
 /**
  * JSON for the free-form fields of valid bodies: keys without `.`, a leading `$` or the names the
  * content property probes, and no array directly inside an array (see the content property below).
  */
-const safeKey = fc.string({ minLength: 1, maxLength: 10 }).filter((k) => !k.includes('.') && !k.startsWith('$') && !PROTO_WORDS.includes(k) && !TRICKY_KEYS.includes(k));
-const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), text(0, 20));
+const safeKey = fc
+  .string({ minLength: 1, maxLength: 10 })
+  .filter((k) => !k.includes('.') && !k.startsWith('$') && !PROTO_WORDS.includes(k) && !TRICKY_KEYS.includes(k));
+const scalar = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  text(0, 20),
+);
 const storable = fc.letrec<{ value: unknown; obj: Record<string, unknown> }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small', maxDepth: 2 }, scalar, tie('obj'), fc.array(fc.oneof(scalar, tie('obj')), { maxLength: 3 })),
+  value: fc.oneof(
+    { depthSize: 'small', maxDepth: 2 },
+    scalar,
+    tie('obj'),
+    fc.array(fc.oneof(scalar, tie('obj')), { maxLength: 3 }),
+  ),
   obj: fc.dictionary(safeKey, tie('value'), { maxKeys: 3 }),
 }));
 
-const metafield = fc.oneof(
-  fc.record({ type: fc.constant('string'), value: text() }),
-  fc.record({ value: text() }), // type defaults to string
-  fc.record({ type: fc.constant('json'), value: storable.value }),
-  fc.record({ type: fc.constant('number_integer'), value: fc.integer() }),
-  fc.record({ type: fc.constant('number_decimal'), value: fc.double({ noNaN: true, noDefaultInfinity: true }) }),
-  fc.record({ type: fc.constant('boolean'), value: fc.boolean() }),
-  fc.record({ type: fc.constant('date'), value: isoDate.map((d) => d.toISOString().slice(0, 10)) }),
-  fc.record({ type: fc.constant('date_time'), value: isoDate.map((d) => d.toISOString()) }),
-  fc.record({ type: fc.constant('url'), value: fc.webUrl({ validSchemes: ['http', 'https'] }).filter((u) => /^https?:\/\/\S+$/.test(u)) }),
-).chain((m) => fc.record({ namespace: fc.constantFrom('mkt_category', 'mkt_attr', 'mkt_variant', 'custom', ''), key: word }, { requiredKeys: ['key'] }).map((k) => ({ ...k, ...m })));
+const metafield = fc
+  .oneof(
+    fc.record({ type: fc.constant('string'), value: text() }),
+    fc.record({ value: text() }), // type defaults to string
+    fc.record({ type: fc.constant('json'), value: storable.value }),
+    fc.record({ type: fc.constant('number_integer'), value: fc.integer() }),
+    fc.record({ type: fc.constant('number_decimal'), value: fc.double({ noNaN: true, noDefaultInfinity: true }) }),
+    fc.record({ type: fc.constant('boolean'), value: fc.boolean() }),
+    fc.record({ type: fc.constant('date'), value: isoDate.map((d) => d.toISOString().slice(0, 10)) }),
+    fc.record({ type: fc.constant('date_time'), value: isoDate.map((d) => d.toISOString()) }),
+    fc.record({
+      type: fc.constant('url'),
+      value: fc.webUrl({ validSchemes: ['http', 'https'] }).filter((u) => /^https?:\/\/\S+$/.test(u)),
+    }),
+  )
+  .chain((m) =>
+    fc
+      .record(
+        { namespace: fc.constantFrom('mkt_category', 'mkt_attr', 'mkt_variant', 'custom', ''), key: word },
+        { requiredKeys: ['key'] },
+      )
+      .map((k) => ({ ...k, ...m })),
+  );
 
 const binding = fc.record(
   {
@@ -294,7 +396,10 @@ const binding = fc.record(
     customValues: fc.array(storable.obj, { maxLength: 2 }),
     data: storable.obj,
     lastError: fc.option(text(), { nil: null }),
-    lastSyncedAt: fc.option(isoDate.map((d) => d.toISOString()), { nil: null }),
+    lastSyncedAt: fc.option(
+      isoDate.map((d) => d.toISOString()),
+      { nil: null },
+    ),
   },
   { requiredKeys: ['channelId', 'handle', 'type'] },
 );
@@ -307,21 +412,50 @@ const media = fc.record(
     size: fc.nat(10_000_000),
     position: fc.nat(20),
     alt: translated(false),
-    bindings: fc.array(fc.record({ channelId: word, externalId: text(0, 10) }, { requiredKeys: ['channelId'] }), { maxLength: 1 }),
+    bindings: fc.array(fc.record({ channelId: word, externalId: text(0, 10) }, { requiredKeys: ['channelId'] }), {
+      maxLength: 1,
+    }),
     withId: fc.boolean(),
   },
   { requiredKeys: ['src', 'name', 'position', 'alt', 'withId'] },
 );
 
-const priceSchema = fc.oneof(
-  fc.record({ target: fc.constant('customers'), channels: fc.array(word, { minLength: 1, maxLength: 2 }) }),
-  fc.record({ target: fc.constant('client'), client: word }),
-  fc.record({ target: fc.constant('segment'), segment: word }),
-).chain((t) => fc.record({ name: word, content: storable.value, currency: fc.constantFrom(...CURRENCIES), isWholesale: fc.boolean() }, { requiredKeys: ['name', 'content', 'currency'] }).map((p) => ({ ...p, ...t })));
+const priceSchema = fc
+  .oneof(
+    fc.record({ target: fc.constant('customers'), channels: fc.array(word, { minLength: 1, maxLength: 2 }) }),
+    fc.record({ target: fc.constant('client'), client: word }),
+    fc.record({ target: fc.constant('segment'), segment: word }),
+  )
+  .chain((t) =>
+    fc
+      .record(
+        { name: word, content: storable.value, currency: fc.constantFrom(...CURRENCIES), isWholesale: fc.boolean() },
+        { requiredKeys: ['name', 'content', 'currency'] },
+      )
+      .map((p) => ({ ...p, ...t })),
+  );
 
-const cost = fc.record({ name: text(0, 20), type: fc.constantFrom('money', 'rate'), cost: money, currency: fc.constantFrom(...CURRENCIES), reason: fc.constantFrom('tax', 'delivery-packaging', 'fees', 'material', 'inventory', 'custom') }, { requiredKeys: ['type', 'cost', 'currency', 'reason'] });
+const cost = fc.record(
+  {
+    name: text(0, 20),
+    type: fc.constantFrom('money', 'rate'),
+    cost: money,
+    currency: fc.constantFrom(...CURRENCIES),
+    reason: fc.constantFrom('tax', 'delivery-packaging', 'fees', 'material', 'inventory', 'custom'),
+  },
+  { requiredKeys: ['type', 'cost', 'currency', 'reason'] },
+);
 
-const stockAlerts = fc.record({ minStock: fc.nat(50), reorderPoint: fc.nat(50), reorderQuantity: fc.nat(50), alertEmails: fc.array(fc.emailAddress(), { maxLength: 1 }), alertEnabled: fc.boolean() }, { requiredKeys: ['minStock', 'reorderPoint', 'reorderQuantity'] });
+const stockAlerts = fc.record(
+  {
+    minStock: fc.nat(50),
+    reorderPoint: fc.nat(50),
+    reorderQuantity: fc.nat(50),
+    alertEmails: fc.array(fc.emailAddress(), { maxLength: 1 }),
+    alertEnabled: fc.boolean(),
+  },
+  { requiredKeys: ['minStock', 'reorderPoint', 'reorderQuantity'] },
+);
 
 const materialSku = fc.stringMatching(/^[a-z]{2,5}-[0-9]{1,3}$/);
 const billOfMaterials = fc.record(
@@ -329,7 +463,19 @@ const billOfMaterials = fc.record(
     consumptionMode: fc.constantFrom('on_sale', 'on_production', 'manual'),
     yield: fc.record({ quantity: fc.integer({ min: 1, max: 10 }), unit: fc.constantFrom('pza', 'kg') }),
     components: fc.array(
-      fc.record({ materialSku, quantity: fc.integer({ min: 1, max: 100 }), unit: fc.constantFrom('g', 'ml'), required: fc.boolean(), substitutes: fc.array(fc.record({ materialSku, conversionFactor: fc.constantFrom(0.5, 1, 2) }), { maxLength: 1 }), notes: text(0, 20) }, { requiredKeys: ['materialSku', 'quantity', 'unit'] }),
+      fc.record(
+        {
+          materialSku,
+          quantity: fc.integer({ min: 1, max: 100 }),
+          unit: fc.constantFrom('g', 'ml'),
+          required: fc.boolean(),
+          substitutes: fc.array(fc.record({ materialSku, conversionFactor: fc.constantFrom(0.5, 1, 2) }), {
+            maxLength: 1,
+          }),
+          notes: text(0, 20),
+        },
+        { requiredKeys: ['materialSku', 'quantity', 'unit'] },
+      ),
       { minLength: 1, maxLength: 2 },
     ),
     wastagePercent: fc.integer({ min: 0, max: 100 }),
@@ -348,16 +494,53 @@ const modifiersConfig = fc.record(
           {
             name: translated(true),
             description: text(0, 20),
-            selectionRule: fc.record({ minSelections: fc.constant(min), maxSelections: fc.constant(min + extra), allowDuplicates: fc.boolean() }, { requiredKeys: ['minSelections', 'maxSelections'] }),
+            selectionRule: fc.record(
+              {
+                minSelections: fc.constant(min),
+                maxSelections: fc.constant(min + extra),
+                allowDuplicates: fc.boolean(),
+              },
+              { requiredKeys: ['minSelections', 'maxSelections'] },
+            ),
             modifiers: fc.array(
               fc.record(
                 {
                   name: text(1, 20),
                   type: fc.constantFrom('addon', 'option', 'removal', 'substitution'),
-                  priceAdjustment: fc.record({ type: fc.constantFrom('fixed', 'percentage', 'replace'), value: fc.integer({ min: -100, max: 100 }), currency: fc.constantFrom(...CURRENCIES) }, { requiredKeys: ['type', 'value'] }),
-                  inventoryConsumption: fc.array(fc.record({ sku: materialSku, quantity: fc.integer({ min: 1, max: 5 }), unit: fc.constantFrom('g', 'pza') }), { maxLength: 1 }),
+                  priceAdjustment: fc.record(
+                    {
+                      type: fc.constantFrom('fixed', 'percentage', 'replace'),
+                      value: fc.integer({ min: -100, max: 100 }),
+                      currency: fc.constantFrom(...CURRENCIES),
+                    },
+                    { requiredKeys: ['type', 'value'] },
+                  ),
+                  inventoryConsumption: fc.array(
+                    fc.record({
+                      sku: materialSku,
+                      quantity: fc.integer({ min: 1, max: 5 }),
+                      unit: fc.constantFrom('g', 'pza'),
+                    }),
+                    { maxLength: 1 },
+                  ),
                   available: fc.boolean(),
-                  channelBindings: fc.array(fc.record({ channelType: fc.constantFrom('rappi', 'ubereats', 'didifood', 'mercadolibre', 'amazon', 'other'), externalId: text(0, 10) }, { requiredKeys: ['channelType'] }), { maxLength: 1 }),
+                  channelBindings: fc.array(
+                    fc.record(
+                      {
+                        channelType: fc.constantFrom(
+                          'rappi',
+                          'ubereats',
+                          'didifood',
+                          'mercadolibre',
+                          'amazon',
+                          'other',
+                        ),
+                        externalId: text(0, 10),
+                      },
+                      { requiredKeys: ['channelType'] },
+                    ),
+                    { maxLength: 1 },
+                  ),
                 },
                 { requiredKeys: ['name'] },
               ),
@@ -373,7 +556,10 @@ const modifiersConfig = fc.record(
     conditions: fc.record(
       {
         variantSkus: fc.array(materialSku, { maxLength: 1 }),
-        availableHours: fc.record({ start: fc.constantFrom('00:00', '09:30', '12:00'), end: fc.constantFrom('18:00', '23:59') }),
+        availableHours: fc.record({
+          start: fc.constantFrom('00:00', '09:30', '12:00'),
+          end: fc.constantFrom('18:00', '23:59'),
+        }),
         availableDays: fc.subarray(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']),
       },
       { requiredKeys: [] },
@@ -423,30 +609,77 @@ const validParts = fc.record(
     satCode: fc.stringMatching(/^[0-9]{8}$/),
     barcode: fc.stringMatching(/^[0-9]{8,13}$/),
     barcodeType: fc.constantFrom('upc', 'ean13', 'ean8', 'isbn', 'gtin14', 'code128', 'code39', 'qr', 'other'),
-    condition: fc.constantFrom('new', 'new-open-box', 'new-oem', 'refurbished', 'used-like-new', 'used-very-good', 'used-good', 'used-acceptable', 'collectible-like-new', 'collectible-very-good', 'collectible-good', 'collectible-acceptable'),
+    condition: fc.constantFrom(
+      'new',
+      'new-open-box',
+      'new-oem',
+      'refurbished',
+      'used-like-new',
+      'used-very-good',
+      'used-good',
+      'used-acceptable',
+      'collectible-like-new',
+      'collectible-very-good',
+      'collectible-good',
+      'collectible-acceptable',
+    ),
     categoryMap: fc.array(fc.record({ domain: word, value: word }), { maxLength: 2 }),
     brand: text(0, 20),
     model: text(0, 20),
     productKind: text(0, 20),
     taxable: fc.boolean(),
-    seo: fc.record({ metaTitle: fc.oneof(text(0, 20), text(60, 60)), metaDescription: fc.oneof(text(0, 30), text(160, 160)), slug: fc.stringMatching(/^[a-z0-9-]{1,40}$/) }, { requiredKeys: [] }),
+    seo: fc.record(
+      {
+        metaTitle: fc.oneof(text(0, 20), text(60, 60)),
+        metaDescription: fc.oneof(text(0, 30), text(160, 160)),
+        slug: fc.stringMatching(/^[a-z0-9-]{1,40}$/),
+      },
+      { requiredKeys: [] },
+    ),
     tags: fc.array(text(1, 20), { maxLength: 5 }),
     bullets: fc.array(text(0, 30), { maxLength: 7 }),
     media: fc.array(media, { maxLength: 2 }),
-    options: fc.array(fc.record({ name: text(1, 15), values: fc.array(text(1, 10), { maxLength: 3 }), withId: fc.boolean() }), { maxLength: 3 }),
+    options: fc.array(
+      fc.record({ name: text(1, 15), values: fc.array(text(1, 10), { maxLength: 3 }), withId: fc.boolean() }),
+      { maxLength: 3 },
+    ),
     variants: fc.array(variantPart, { maxLength: 2 }),
-    attributes: fc.array(fc.record({ name: text(1, 15), value: fc.oneof(text(), fc.integer(), fc.boolean()), unit: text(0, 5) }, { requiredKeys: ['name', 'value'] }), { maxLength: 2 }),
+    attributes: fc.array(
+      fc.record(
+        { name: text(1, 15), value: fc.oneof(text(), fc.integer(), fc.boolean()), unit: text(0, 5) },
+        { requiredKeys: ['name', 'value'] },
+      ),
+      { maxLength: 2 },
+    ),
     shipping: fc.record(
       {
         weight: money,
         weightUnit: fc.constantFrom('g', 'kg', 'lb', 'oz'),
-        dimensions: fc.record({ length: fc.nat(200), width: fc.nat(200), height: fc.nat(200), unit: fc.constantFrom('mm', 'cm', 'm', 'in') }, { requiredKeys: [] }),
+        dimensions: fc.record(
+          {
+            length: fc.nat(200),
+            width: fc.nat(200),
+            height: fc.nat(200),
+            unit: fc.constantFrom('mm', 'cm', 'm', 'in'),
+          },
+          { requiredKeys: [] },
+        ),
         requiresShipping: fc.boolean(),
         shippingClass: text(0, 10),
       },
       { requiredKeys: [] },
     ),
-    category: fc.record({ id: text(0, 10), name: text(1, 20), path: text(1, 30), channels: fc.array(word, { maxLength: 2 }), selectable: fc.boolean(), mappings: storable.obj }, { requiredKeys: ['name', 'path'] }),
+    category: fc.record(
+      {
+        id: text(0, 10),
+        name: text(1, 20),
+        path: text(1, 30),
+        channels: fc.array(word, { maxLength: 2 }),
+        selectable: fc.boolean(),
+        mappings: storable.obj,
+      },
+      { requiredKeys: ['name', 'path'] },
+    ),
     bindings: fc.array(binding, { maxLength: 2 }),
     metafields: fc.array(metafield, { maxLength: 3 }),
     minAlertStock: fc.nat(50),
@@ -455,18 +688,67 @@ const validParts = fc.record(
     bundle: fc.record({
       inventoryMode: fc.option(fc.constantFrom('calculated', 'reserved'), { nil: undefined }),
       components: fc.array(
-        fc.record({ productSku: fc.constantFrom(SEED.component, SEED.componentVariant, SEED.component.toLowerCase(), 'seed-C-v1'), variantMode: fc.constantFrom('fixed', 'selectable', 'any'), quantity: fc.integer({ min: 1, max: 5 }), required: fc.boolean() }, { requiredKeys: ['productSku'] }),
+        fc.record(
+          {
+            productSku: fc.constantFrom(
+              SEED.component,
+              SEED.componentVariant,
+              SEED.component.toLowerCase(),
+              'seed-C-v1',
+            ),
+            variantMode: fc.constantFrom('fixed', 'selectable', 'any'),
+            quantity: fc.integer({ min: 1, max: 5 }),
+            required: fc.boolean(),
+          },
+          { requiredKeys: ['productSku'] },
+        ),
         { minLength: 1, maxLength: 2 },
       ),
     }),
-    supplyConfig: fc.record({ supplyCategory: fc.constantFrom('packaging', 'shipping', 'office', 'cleaning', 'tools', 'labels', 'other'), consumptionUnit: fc.constantFrom('pza', 'kg', 'm'), stockAlerts, typicalUsagePerOrder: fc.nat(5) }, { requiredKeys: ['consumptionUnit'] }),
+    supplyConfig: fc.record(
+      {
+        supplyCategory: fc.constantFrom('packaging', 'shipping', 'office', 'cleaning', 'tools', 'labels', 'other'),
+        consumptionUnit: fc.constantFrom('pza', 'kg', 'm'),
+        stockAlerts,
+        typicalUsagePerOrder: fc.nat(5),
+      },
+      { requiredKeys: ['consumptionUnit'] },
+    ),
     materialConfig: fc.record(
       {
-        baseUnit: fc.record({ code: fc.constantFrom('kg', 'g', 'l'), name: text(1, 10), precision: fc.integer({ min: 0, max: 6 }) }, { requiredKeys: ['code', 'name'] }),
-        alternativeUnits: fc.array(fc.record({ code: fc.constantFrom('lb', 'oz'), name: text(1, 10), factor: fc.constantFrom(0.5, 2.2, 16) }, { requiredKeys: ['code', 'factor'] }), { maxLength: 1 }),
-        costing: fc.record({ method: fc.constantFrom('fifo', 'lifo', 'average', 'last_purchase'), currency: fc.constantFrom(...CURRENCIES) }, { requiredKeys: ['method'] }),
-        expiration: fc.record({ expires: fc.boolean(), shelfLifeDays: fc.nat(365), expirationPolicy: fc.constantFrom('fefo', 'fifo', 'discard', 'warn') }, { requiredKeys: [] }),
-        suppliers: fc.array(fc.record({ supplierId: word, name: text(0, 10), cost: money, leadTimeDays: fc.nat(30) }, { requiredKeys: ['supplierId'] }), { maxLength: 1 }),
+        baseUnit: fc.record(
+          { code: fc.constantFrom('kg', 'g', 'l'), name: text(1, 10), precision: fc.integer({ min: 0, max: 6 }) },
+          { requiredKeys: ['code', 'name'] },
+        ),
+        alternativeUnits: fc.array(
+          fc.record(
+            { code: fc.constantFrom('lb', 'oz'), name: text(1, 10), factor: fc.constantFrom(0.5, 2.2, 16) },
+            { requiredKeys: ['code', 'factor'] },
+          ),
+          { maxLength: 1 },
+        ),
+        costing: fc.record(
+          {
+            method: fc.constantFrom('fifo', 'lifo', 'average', 'last_purchase'),
+            currency: fc.constantFrom(...CURRENCIES),
+          },
+          { requiredKeys: ['method'] },
+        ),
+        expiration: fc.record(
+          {
+            expires: fc.boolean(),
+            shelfLifeDays: fc.nat(365),
+            expirationPolicy: fc.constantFrom('fefo', 'fifo', 'discard', 'warn'),
+          },
+          { requiredKeys: [] },
+        ),
+        suppliers: fc.array(
+          fc.record(
+            { supplierId: word, name: text(0, 10), cost: money, leadTimeDays: fc.nat(30) },
+            { requiredKeys: ['supplierId'] },
+          ),
+          { maxLength: 1 },
+        ),
         stockAlerts,
         lotTrackingEnabled: fc.boolean(),
       },
@@ -482,10 +764,20 @@ type Parts = typeof validParts extends fc.Arbitrary<infer T> ? T : never;
 
 /** A valid product body without its SKUs (`@SKU` and `@SKU-V<i>` until `withSkus`). */
 function assemble(parts: Parts): Body {
-  const { compareAtPriceBy, bundle, supplyConfig, materialConfig, media: mediaParts, options: optionParts, variants: variantParts, ...rest } = parts;
+  const {
+    compareAtPriceBy,
+    bundle,
+    supplyConfig,
+    materialConfig,
+    media: mediaParts,
+    options: optionParts,
+    variants: variantParts,
+    ...rest
+  } = parts;
   const body: Body = { sku: '@SKU', ...rest };
   if (compareAtPriceBy !== undefined) body.compareAtPrice = body.price * 2 + compareAtPriceBy; // strictly greater
-  if (parts.productType === 'bundle') body.bundleConfig = bundle.inventoryMode ? bundle : { components: bundle.components };
+  if (parts.productType === 'bundle')
+    body.bundleConfig = bundle.inventoryMode ? bundle : { components: bundle.components };
   if (parts.productType === 'supply') body.supplyConfig = supplyConfig;
   if (parts.productType === 'material') body.materialConfig = materialConfig;
   if (mediaParts) body.media = mediaParts.map(({ withId, ...m }, i) => (withId ? { id: `m${i}`, ...m } : m));
@@ -497,9 +789,14 @@ function assemble(parts: Parts): Body {
       const variant: Body = { sku: `@SKU-V${i}`, ...v };
       if (optionsWithId.length) {
         const chosen = [...new Set(picks.map((p) => p % optionsWithId.length))];
-        variant.options = chosen.map((k) => ({ id: optionsWithId[k].id, name: optionsWithId[k].name, value: optionsWithId[k].values[0] ?? 'x' }));
+        variant.options = chosen.map((k) => ({
+          id: optionsWithId[k].id,
+          name: optionsWithId[k].name,
+          value: optionsWithId[k].values[0] ?? 'x',
+        }));
       }
-      if (imagePick !== undefined && mediaWithId.length) variant.imageId = mediaWithId[imagePick % mediaWithId.length].id;
+      if (imagePick !== undefined && mediaWithId.length)
+        variant.imageId = mediaWithId[imagePick % mediaWithId.length].id;
       return variant;
     });
   }
@@ -509,13 +806,17 @@ function assemble(parts: Parts): Body {
 const validTemplate = validParts.map(assemble);
 type SkuCase = 'upper' | 'lower' | 'mixed';
 const skuCase = fc.constantFrom<SkuCase>('upper', 'lower', 'mixed');
-const cased = (sku: string, how: SkuCase): string => (how === 'upper' ? sku : how === 'lower' ? sku.toLowerCase() : sku.replace(/[A-Z]/, (c) => c.toLowerCase()));
+const cased = (sku: string, how: SkuCase): string =>
+  how === 'upper' ? sku : how === 'lower' ? sku.toLowerCase() : sku.replace(/[A-Z]/, (c) => c.toLowerCase());
 
 /** The template with real SKUs: the product's and `<sku>-V<i>` for its variants. */
 function withSkus(template: Body, sku: string): Body {
   const body = structuredClone(template);
   body.sku = sku;
-  if (Array.isArray(body.variants)) (body.variants as unknown[]).forEach((v, i) => typeof v === 'object' && v !== null && !Array.isArray(v) && ((v as Body).sku = `${sku}-v${i}`));
+  if (Array.isArray(body.variants))
+    (body.variants as unknown[]).forEach(
+      (v, i) => typeof v === 'object' && v !== null && !Array.isArray(v) && ((v as Body).sku = `${sku}-v${i}`),
+    );
   return body;
 }
 
@@ -539,8 +840,13 @@ function normalizedView(body: Body): Body {
     c.sequence = i;
     for (const s of (c.substitutes ?? []) as Body[]) s.materialSku = s.materialSku.toUpperCase();
   });
-  for (const g of (view.modifiersConfig?.groups ?? []) as Body[]) for (const m of g.modifiers as Body[]) for (const c of (m.inventoryConsumption ?? []) as Body[]) c.sku = c.sku.toUpperCase();
-  if (view.modifiersConfig?.conditions?.variantSkus) view.modifiersConfig.conditions.variantSkus = view.modifiersConfig.conditions.variantSkus.map((s: string) => s.toUpperCase());
+  for (const g of (view.modifiersConfig?.groups ?? []) as Body[])
+    for (const m of g.modifiers as Body[])
+      for (const c of (m.inventoryConsumption ?? []) as Body[]) c.sku = c.sku.toUpperCase();
+  if (view.modifiersConfig?.conditions?.variantSkus)
+    view.modifiersConfig.conditions.variantSkus = view.modifiersConfig.conditions.variantSkus.map((s: string) =>
+      s.toUpperCase(),
+    );
   return view;
 }
 
@@ -548,47 +854,162 @@ function normalizedView(body: Body): Body {
 // Generators: near-valid bodies (exactly one rule broken)
 // ---------------------------------------------------------------------------------------------
 
-const extraVariant = (body: Body, n: number, more: Body = {}): Body => ({ sku: `${body.sku}-X${n}`, title: { value: `extra ${n}` }, price: 1, position: 0, ...more });
+const extraVariant = (body: Body, n: number, more: Body = {}): Body => ({
+  sku: `${body.sku}-X${n}`,
+  title: { value: `extra ${n}` },
+  price: 1,
+  position: 0,
+  ...more,
+});
 const push = (body: Body, key: string, item: unknown): number => {
   body[key] = [...((body[key] ?? []) as unknown[]), item];
   return body[key].length - 1;
 };
 
 const breakage = fc.oneof(
-  fc.record({ kind: fc.constant('compareAtPrice-not-greater' as const), ratio: fc.double({ min: 0, max: 1, noNaN: true }) }),
-  fc.record({ kind: fc.constant('upc' as const), upc: fc.oneof(fc.stringMatching(/^[0-9]{11}$/), fc.stringMatching(/^[0-9]{13}$/), fc.stringMatching(/^[0-9]{11}[a-zA-Z ]$/), fc.constant('')) }),
-  fc.record({ kind: fc.constant('satCode' as const), satCode: fc.oneof(fc.stringMatching(/^[0-9]{7}$/), fc.stringMatching(/^[0-9]{9}$/), fc.constant('1234567a')) }),
-  fc.record({ kind: fc.constant('slug' as const), slug: fc.constantFrom('Has Space', 'UPPER', 'under_score', '', 'ñandú', 'a/b', 'a.b', 'trailing\n') }),
-  fc.record({ kind: fc.constant('seo-length' as const), which: fc.constantFrom('metaTitle', 'metaDescription'), extra: fc.integer({ min: 1, max: 20 }) }),
+  fc.record({
+    kind: fc.constant('compareAtPrice-not-greater' as const),
+    ratio: fc.double({ min: 0, max: 1, noNaN: true }),
+  }),
+  fc.record({
+    kind: fc.constant('upc' as const),
+    upc: fc.oneof(
+      fc.stringMatching(/^[0-9]{11}$/),
+      fc.stringMatching(/^[0-9]{13}$/),
+      fc.stringMatching(/^[0-9]{11}[a-zA-Z ]$/),
+      fc.constant(''),
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('satCode' as const),
+    satCode: fc.oneof(fc.stringMatching(/^[0-9]{7}$/), fc.stringMatching(/^[0-9]{9}$/), fc.constant('1234567a')),
+  }),
+  fc.record({
+    kind: fc.constant('slug' as const),
+    slug: fc.constantFrom('Has Space', 'UPPER', 'under_score', '', 'ñandú', 'a/b', 'a.b', 'trailing\n'),
+  }),
+  fc.record({
+    kind: fc.constant('seo-length' as const),
+    which: fc.constantFrom('metaTitle', 'metaDescription'),
+    extra: fc.integer({ min: 1, max: 20 }),
+  }),
   fc.record({ kind: fc.constant('bullets' as const), n: fc.integer({ min: 8, max: 12 }) }),
-  fc.record({ kind: fc.constant('media-src' as const), src: fc.constantFrom('ftp://files.example.com/a.png', 'file:///etc/passwd', '//cdn.example.com/a.png', 'javascript:alert(1)', 'https://', 'http://a b', 'HTTPS://x.example/a', 'data:image/png;base64,AAAA') }),
-  fc.record({ kind: fc.constant('unknown-field' as const), key: fc.string({ maxLength: 12 }).filter((k) => !KNOWN_FIELDS.has(k) && !PROTO_WORDS.includes(k)), value: scalar }),
-  fc.record({ kind: fc.constant('not-stored-field' as const), key: fc.constantFrom('type', 'inventoryQuantity', 'stock', 'categoryString', 'attributeGroups', 'warranty', 'preparationTime', 'localization', 'marketplaceCategories', 'inventoryCost', 'inventoryCostMethod', 'embeddings', 'embeddingMetadata', 'calculatedCost', 'id', 'tenantId', 'createdAt', 'updatedAt'), value: fc.constantFrom<unknown>('simple', 'variable', 10, 0, { text: [] }, null) }),
-  fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom<unknown>('inactive', 'out_of_stock', 'ACTIVE', 'Draft', '', 1, null, true, ['active']) }),
-  fc.record({ kind: fc.constant('productType' as const), productType: fc.constantFrom<unknown>('simple', 'variable', 'Physical', '', 'kit', 3) }),
-  fc.record({ kind: fc.constant('negative-price' as const), price: fc.oneof(fc.integer({ min: -1_000_000, max: -1 }).map((c) => c / 100), fc.double({ min: -1e9, max: -Number.MIN_VALUE, noNaN: true })) }),
-  fc.record({ kind: fc.constant('price-type' as const), price: fc.constantFrom<unknown>('10', null, true, { amount: 10 }, [10]) }),
-  fc.record({ kind: fc.constant('bundle-on-non-bundle' as const), productType: fc.constantFrom('physical', 'digital', 'service', 'supply', 'material') }),
+  fc.record({
+    kind: fc.constant('media-src' as const),
+    src: fc.constantFrom(
+      'ftp://files.example.com/a.png',
+      'file:///etc/passwd',
+      '//cdn.example.com/a.png',
+      'javascript:alert(1)',
+      'https://',
+      'http://a b',
+      'HTTPS://x.example/a',
+      'data:image/png;base64,AAAA',
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('unknown-field' as const),
+    key: fc.string({ maxLength: 12 }).filter((k) => !KNOWN_FIELDS.has(k) && !PROTO_WORDS.includes(k)),
+    value: scalar,
+  }),
+  fc.record({
+    kind: fc.constant('not-stored-field' as const),
+    key: fc.constantFrom(
+      'type',
+      'inventoryQuantity',
+      'stock',
+      'categoryString',
+      'attributeGroups',
+      'warranty',
+      'preparationTime',
+      'localization',
+      'marketplaceCategories',
+      'inventoryCost',
+      'inventoryCostMethod',
+      'embeddings',
+      'embeddingMetadata',
+      'calculatedCost',
+      'id',
+      'tenantId',
+      'createdAt',
+      'updatedAt',
+    ),
+    value: fc.constantFrom<unknown>('simple', 'variable', 10, 0, { text: [] }, null),
+  }),
+  fc.record({
+    kind: fc.constant('status' as const),
+    status: fc.constantFrom<unknown>('inactive', 'out_of_stock', 'ACTIVE', 'Draft', '', 1, null, true, ['active']),
+  }),
+  fc.record({
+    kind: fc.constant('productType' as const),
+    productType: fc.constantFrom<unknown>('simple', 'variable', 'Physical', '', 'kit', 3),
+  }),
+  fc.record({
+    kind: fc.constant('negative-price' as const),
+    price: fc.oneof(
+      fc.integer({ min: -1_000_000, max: -1 }).map((c) => c / 100),
+      fc.double({ min: -1e9, max: -Number.MIN_VALUE, noNaN: true }),
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('price-type' as const),
+    price: fc.constantFrom<unknown>('10', null, true, { amount: 10 }, [10]),
+  }),
+  fc.record({
+    kind: fc.constant('bundle-on-non-bundle' as const),
+    productType: fc.constantFrom('physical', 'digital', 'service', 'supply', 'material'),
+  }),
   fc.record({ kind: fc.constant('bundle-unknown-component' as const) }),
   fc.record({ kind: fc.constant('bundle-contains-itself' as const), viaVariant: fc.boolean() }),
-  fc.record({ kind: fc.constant('variant-option-unknown' as const), optionId: fc.constantFrom('nope', 'o9', 'O0', 'size') }),
+  fc.record({
+    kind: fc.constant('variant-option-unknown' as const),
+    optionId: fc.constantFrom('nope', 'o9', 'O0', 'size'),
+  }),
   fc.record({ kind: fc.constant('variant-sku-is-product' as const) }),
   fc.record({ kind: fc.constant('variant-sku-twice' as const) }),
   fc.record({ kind: fc.constant('option-id-twice' as const) }),
   fc.record({ kind: fc.constant('variant-image-unknown' as const) }),
   fc.record({ kind: fc.constant('variant-parent-sku' as const), key: fc.constantFrom('parentSku', 'productSku') }),
-  fc.record({ kind: fc.constant('binding-type' as const), type: fc.constantFrom('pos', 'point-of-sale', 'MercadoLibre', 'Mercado-Libre', 'ebay', '', 'mercado_libre') }),
+  fc.record({
+    kind: fc.constant('binding-type' as const),
+    type: fc.constantFrom('pos', 'point-of-sale', 'MercadoLibre', 'Mercado-Libre', 'ebay', '', 'mercado_libre'),
+  }),
   fc.record({
     kind: fc.constant('metafield-value' as const),
-    pair: fc.constantFrom<[string | undefined, unknown]>(['number_integer', 1.5], ['number_integer', '1'], ['number_decimal', '1.0'], ['boolean', 'true'], ['date', '2024-13-01'], ['date', '2024-01-01T00:00:00Z'], ['date_time', '2024-01-01'], ['url', 'ftp://x.example'], ['url', 'example.com'], ['string', 5], [undefined, 5], ['string', null]),
+    pair: fc.constantFrom<[string | undefined, unknown]>(
+      ['number_integer', 1.5],
+      ['number_integer', '1'],
+      ['number_decimal', '1.0'],
+      ['boolean', 'true'],
+      ['date', '2024-13-01'],
+      ['date', '2024-01-01T00:00:00Z'],
+      ['date_time', '2024-01-01'],
+      ['url', 'ftp://x.example'],
+      ['url', 'example.com'],
+      ['string', 5],
+      [undefined, 5],
+      ['string', null],
+    ),
   }),
-  fc.record({ kind: fc.constant('currency' as const), currency: fc.constantFrom<unknown>('usd', 'ZZZ', 'US', 'MXNN', '', 840) }),
+  fc.record({
+    kind: fc.constant('currency' as const),
+    currency: fc.constantFrom<unknown>('usd', 'ZZZ', 'US', 'MXNN', '', 840),
+  }),
   fc.record({ kind: fc.constant('missing' as const), field: fc.constantFrom('sku', 'title', 'price') }),
   fc.record({ kind: fc.constant('title-empty' as const) }),
-  fc.record({ kind: fc.constant('sku-bad' as const), sku: fc.constantFrom<unknown>('has space', '', 'tab\there', 'x'.repeat(101), 42, null) }),
+  fc.record({
+    kind: fc.constant('sku-bad' as const),
+    sku: fc.constantFrom<unknown>('has space', '', 'tab\there', 'x'.repeat(101), 42, null),
+  }),
   fc.record({ kind: fc.constant('selection-rule' as const), min: fc.integer({ min: 2, max: 5 }) }),
-  fc.record({ kind: fc.constant('nested-unknown' as const), where: fc.constantFrom('title', 'seo', 'shipping', 'variant', 'binding', 'category') }),
-  fc.record({ kind: fc.constant('too-many' as const), what: fc.constantFrom('options', 'tags', 'media', 'translations') }),
+  fc.record({
+    kind: fc.constant('nested-unknown' as const),
+    where: fc.constantFrom('title', 'seo', 'shipping', 'variant', 'binding', 'category'),
+  }),
+  fc.record({
+    kind: fc.constant('too-many' as const),
+    what: fc.constantFrom('options', 'tags', 'media', 'translations'),
+  }),
 );
 type Breakage = typeof breakage extends fc.Arbitrary<infer T> ? T : never;
 
@@ -648,7 +1069,11 @@ function applyBreakage(body: Body, b: Breakage): { code: string; field: string }
       return { code: v, field: 'bundleConfig.components.1.productSku' };
     }
     case 'variant-option-unknown': {
-      const i = push(body, 'variants', extraVariant(body, 1, { options: [{ id: b.optionId, name: 'Size', value: 'M' }] }));
+      const i = push(
+        body,
+        'variants',
+        extraVariant(body, 1, { options: [{ id: b.optionId, name: 'Size', value: 'M' }] }),
+      );
       return { code: v, field: `variants.${i}.options.0.id` };
     }
     case 'variant-sku-is-product': {
@@ -697,7 +1122,15 @@ function applyBreakage(body: Body, b: Breakage): { code: string; field: string }
       if (body.bundleConfig) body.bundleConfig = { components: [{ productSku: SEED.component }] };
       return { code: v, field: 'sku' };
     case 'selection-rule':
-      body.modifiersConfig = { groups: [{ name: { value: 'g' }, selectionRule: { minSelections: b.min, maxSelections: b.min - 1 }, modifiers: [{ name: 'm' }] }] };
+      body.modifiersConfig = {
+        groups: [
+          {
+            name: { value: 'g' },
+            selectionRule: { minSelections: b.min, maxSelections: b.min - 1 },
+            modifiers: [{ name: 'm' }],
+          },
+        ],
+      };
       return { code: v, field: 'modifiersConfig.groups.0.selectionRule.maxSelections' };
     case 'nested-unknown':
       switch (b.where) {
@@ -733,7 +1166,12 @@ function applyBreakage(body: Body, b: Breakage): { code: string; field: string }
           body.tags = Array.from({ length: 101 }, (_, i) => `t${i}`);
           return { code: v, field: 'tags' };
         case 'media':
-          body.media = Array.from({ length: 101 }, (_, i) => ({ src: `https://img.example.com/${i}.png`, name: `m${i}`, position: i, alt: { value: '' } }));
+          body.media = Array.from({ length: 101 }, (_, i) => ({
+            src: `https://img.example.com/${i}.png`,
+            name: `m${i}`,
+            position: i,
+            alt: { value: '' },
+          }));
           for (const variant of (body.variants ?? []) as Body[]) delete variant.imageId;
           return { code: v, field: 'media' };
         case 'translations':
@@ -762,7 +1200,17 @@ const shapedChaos = fc.record(
     media: fc.anything(),
     bindings: fc.anything(),
     bundleConfig: fc.anything(),
-    metafields: fc.oneof(fc.anything(), fc.array(fc.record({ key: text(1, 5), type: fc.constantFrom('string', 'json', 'date', 'url', 'boolean', 'number_integer'), value: scalar }), { maxLength: 2 })),
+    metafields: fc.oneof(
+      fc.anything(),
+      fc.array(
+        fc.record({
+          key: text(1, 5),
+          type: fc.constantFrom('string', 'json', 'date', 'url', 'boolean', 'number_integer'),
+          value: scalar,
+        }),
+        { maxLength: 2 },
+      ),
+    ),
     seo: fc.anything(),
     tags: fc.anything(),
     upc: fc.anything(),
@@ -796,29 +1244,38 @@ function instantiate(value: unknown): unknown {
 
 type Dup = 'seed-product' | 'seed-variant' | 'variant-is-seed' | 'earlier' | undefined;
 /** One body in seven reuses a SKU on purpose. */
-const dupArb = fc.oneof({ weight: 6, arbitrary: fc.constant<Dup>(undefined) }, { weight: 1, arbitrary: fc.constantFrom<Dup>('seed-product', 'seed-variant', 'variant-is-seed', 'earlier') });
+const dupArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constant<Dup>(undefined) },
+  { weight: 1, arbitrary: fc.constantFrom<Dup>('seed-product', 'seed-variant', 'variant-is-seed', 'earlier') },
+);
 
 describe('POST /products with generated bodies', () => {
   test('valid products are created and read back equal; reused SKUs are 409 duplicate-sku', async () => {
     await fc.assert(
-      fc.asyncProperty(validTemplate, skuCase, dupArb, tracked(async (template, how, dup) => {
-        const body = withSkus(template, cased(freshSku(), how));
-        if (dup === 'seed-product') body.sku = cased(SEED.product, how);
-        if (dup === 'seed-variant') body.sku = cased(SEED.variants[0], how);
-        if (dup === 'earlier') body.sku = cased(live[live.length - 1]?.sku ?? SEED.product, how);
-        if (dup === 'variant-is-seed') push(body, 'variants', extraVariant(body, 0, { sku: cased(SEED.variants[1], how) }));
-        const res = await post(body);
-        const stored = await checkPost('valid POST', body, res);
-        await about('valid POST', body, res, () => {
-          if (dup) {
-            expect(res.status).toBe(409);
-            expect(res.body.code).toBe('duplicate-sku');
-            return;
-          }
-          expect(res.status).toBe(201);
-          expect(stored).toMatchObject(normalizedView(body));
-        });
-      })),
+      fc.asyncProperty(
+        validTemplate,
+        skuCase,
+        dupArb,
+        tracked(async (template, how, dup) => {
+          const body = withSkus(template, cased(freshSku(), how));
+          if (dup === 'seed-product') body.sku = cased(SEED.product, how);
+          if (dup === 'seed-variant') body.sku = cased(SEED.variants[0], how);
+          if (dup === 'earlier') body.sku = cased(live[live.length - 1]?.sku ?? SEED.product, how);
+          if (dup === 'variant-is-seed')
+            push(body, 'variants', extraVariant(body, 0, { sku: cased(SEED.variants[1], how) }));
+          const res = await post(body);
+          const stored = await checkPost('valid POST', body, res);
+          await about('valid POST', body, res, () => {
+            if (dup) {
+              expect(res.status).toBe(409);
+              expect(res.body.code).toBe('duplicate-sku');
+              return;
+            }
+            expect(res.status).toBe(201);
+            expect(stored).toMatchObject(normalizedView(body));
+          });
+        }),
+      ),
       RUNS.postValid,
     );
     await inFlight; // a run the time budget cut short may still be writing: count after it
@@ -827,16 +1284,20 @@ describe('POST /products with generated bodies', () => {
 
   test('near-valid products (one rule broken) are a 400 naming the field, and store nothing', async () => {
     await fc.assert(
-      fc.asyncProperty(validTemplate, breakage, tracked(async (template, b) => {
-        const body = withSkus(template, freshSku());
-        const want = applyBreakage(body, b);
-        const res = await post(body);
-        await checkPost(`near-valid POST (${b.kind})`, body, res);
-        await about(`near-valid POST (${b.kind})`, body, res, () => {
-          expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: want.code });
-          expect(fieldsNamed(res)).toContain(want.field);
-        });
-      })),
+      fc.asyncProperty(
+        validTemplate,
+        breakage,
+        tracked(async (template, b) => {
+          const body = withSkus(template, freshSku());
+          const want = applyBreakage(body, b);
+          const res = await post(body);
+          await checkPost(`near-valid POST (${b.kind})`, body, res);
+          await about(`near-valid POST (${b.kind})`, body, res, () => {
+            expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: want.code });
+            expect(fieldsNamed(res)).toContain(want.field);
+          });
+        }),
+      ),
       RUNS.postNearValid,
     );
     await inFlight; // a run the time budget cut short may still be writing: count after it
@@ -845,10 +1306,13 @@ describe('POST /products with generated bodies', () => {
 
   test('arbitrary JSON is a 4xx or a 2xx that reads back equal, never a 5xx', async () => {
     await fc.assert(
-      fc.asyncProperty(arbitraryBody, tracked(async (generated) => {
-        const body = instantiate(generated);
-        await checkPost('arbitrary POST', body, await post(body));
-      })),
+      fc.asyncProperty(
+        arbitraryBody,
+        tracked(async (generated) => {
+          const body = instantiate(generated);
+          await checkPost('arbitrary POST', body, await post(body));
+        }),
+      ),
       RUNS.postArbitrary,
     );
     await inFlight; // a run the time budget cut short may still be writing: count after it
@@ -863,8 +1327,32 @@ describe('POST /products with generated bodies', () => {
 type SkuMode = 'keep' | 'keep-lower' | 'fresh' | 'swap-with-variant' | 'other-product' | 'seed-variant';
 
 const putCase = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('valid' as const), template: validTemplate, skuMode: fc.constantFrom<SkuMode>('keep', 'keep-lower', 'fresh', 'fresh', 'swap-with-variant', 'other-product', 'seed-variant'), keepVariants: fc.boolean() }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('near-valid' as const), template: validTemplate, breakage, keepSku: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('valid' as const),
+      template: validTemplate,
+      skuMode: fc.constantFrom<SkuMode>(
+        'keep',
+        'keep-lower',
+        'fresh',
+        'fresh',
+        'swap-with-variant',
+        'other-product',
+        'seed-variant',
+      ),
+      keepVariants: fc.boolean(),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('near-valid' as const),
+      template: validTemplate,
+      breakage,
+      keepSku: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('arbitrary' as const), body: arbitraryBody }) },
 );
 
@@ -875,7 +1363,14 @@ describe('PUT /products/{id} with generated bodies', () => {
     await settle();
     for (let i = 0; i < 4; i++) {
       const sku = freshSku();
-      const body = { sku, title: { value: `target ${i}` }, price: 5 + i, variants: [0, 1].slice(0, i % 3).map((k) => ({ sku: `${sku}-v${k}`, title: { value: `v${k}` }, price: 5, position: k })) };
+      const body = {
+        sku,
+        title: { value: `target ${i}` },
+        price: 5 + i,
+        variants: [0, 1]
+          .slice(0, i % 3)
+          .map((k) => ({ sku: `${sku}-v${k}`, title: { value: `v${k}` }, price: 5, position: k })),
+      };
       const res = await post(body);
       const stored = await checkPost('PUT target', body, res);
       if (!stored) throw new Error(`PUT target: ${res.status} ${res.text}`);
@@ -885,63 +1380,71 @@ describe('PUT /products/{id} with generated bodies', () => {
 
   test('every PUT answers 4xx leaving the product as it was, or 2xx that reads back equal; never 5xx', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.nat(pool.length - 1), fc.nat(pool.length - 1), putCase, tracked(async (t, o, c) => {
-        const current = pool[t];
-        const other = pool[o === t ? (o + 1) % pool.length : o];
-        let body: unknown;
-        let want: { status: number; code?: string; field?: string } | null = null;
-        if (c.kind === 'valid') {
-          const b = withSkus(c.template, freshSku());
-          const currentVariants = (current.variants as Body[]).map((v) => v.sku as string);
-          if (c.keepVariants) ((b.variants ?? []) as Body[]).forEach((v, i) => (v.sku = currentVariants[i] ?? v.sku));
-          want = { status: 200 };
-          switch (c.skuMode) {
-            case 'keep':
+      fc.asyncProperty(
+        fc.nat(pool.length - 1),
+        fc.nat(pool.length - 1),
+        putCase,
+        tracked(async (t, o, c) => {
+          const current = pool[t];
+          const other = pool[o === t ? (o + 1) % pool.length : o];
+          let body: unknown;
+          let want: { status: number; code?: string; field?: string } | null = null;
+          if (c.kind === 'valid') {
+            const b = withSkus(c.template, freshSku());
+            const currentVariants = (current.variants as Body[]).map((v) => v.sku as string);
+            if (c.keepVariants) ((b.variants ?? []) as Body[]).forEach((v, i) => (v.sku = currentVariants[i] ?? v.sku));
+            want = { status: 200 };
+            switch (c.skuMode) {
+              case 'keep':
+                b.sku = current.sku;
+                break;
+              case 'keep-lower':
+                b.sku = current.sku.toLowerCase();
+                break;
+              case 'swap-with-variant':
+                if (currentVariants.length) {
+                  b.sku = currentVariants[0];
+                  b.variants = [
+                    extraVariant(b, 0, { sku: current.sku }),
+                    ...((b.variants ?? []) as Body[]).filter((v) => v.sku.toUpperCase() !== currentVariants[0]),
+                  ];
+                }
+                break;
+              case 'other-product':
+                b.sku = other.sku;
+                want = { status: 409, code: 'duplicate-sku' };
+                break;
+              case 'seed-variant':
+                b.sku = SEED.variants[0].toLowerCase();
+                want = { status: 409, code: 'duplicate-sku' };
+                break;
+              case 'fresh':
+                break;
+            }
+            body = b;
+          } else if (c.kind === 'near-valid') {
+            const b = withSkus(c.template, freshSku());
+            if (c.keepSku) {
               b.sku = current.sku;
-              break;
-            case 'keep-lower':
-              b.sku = current.sku.toLowerCase();
-              break;
-            case 'swap-with-variant':
-              if (currentVariants.length) {
-                b.sku = currentVariants[0];
-                b.variants = [extraVariant(b, 0, { sku: current.sku }), ...((b.variants ?? []) as Body[]).filter((v) => v.sku.toUpperCase() !== currentVariants[0])];
-              }
-              break;
-            case 'other-product':
-              b.sku = other.sku;
-              want = { status: 409, code: 'duplicate-sku' };
-              break;
-            case 'seed-variant':
-              b.sku = SEED.variants[0].toLowerCase();
-              want = { status: 409, code: 'duplicate-sku' };
-              break;
-            case 'fresh':
-              break;
+              ((b.variants ?? []) as Body[]).forEach((v, i) => (v.sku = `${current.sku}-w${i}`));
+            }
+            const broken = applyBreakage(b, c.breakage);
+            want = { status: 400, ...broken };
+            body = b;
+          } else {
+            body = instantiate(c.body);
           }
-          body = b;
-        } else if (c.kind === 'near-valid') {
-          const b = withSkus(c.template, freshSku());
-          if (c.keepSku) {
-            b.sku = current.sku;
-            ((b.variants ?? []) as Body[]).forEach((v, i) => (v.sku = `${current.sku}-w${i}`));
-          }
-          const broken = applyBreakage(b, c.breakage);
-          want = { status: 400, ...broken };
-          body = b;
-        } else {
-          body = instantiate(c.body);
-        }
 
-        const res = await put(current.id, body);
-        pool[t] = await checkPut(`${c.kind} PUT`, current, body, res);
-        await about(`${c.kind} PUT`, body, res, () => {
-          if (!want) return;
-          expect({ status: res.status, code: res.body?.code }).toEqual({ status: want.status, code: want.code });
-          if (want.field) expect(fieldsNamed(res)).toContain(want.field);
-          if (want.status === 200) expect(res.body).toMatchObject(normalizedView(body as Body));
-        });
-      })),
+          const res = await put(current.id, body);
+          pool[t] = await checkPut(`${c.kind} PUT`, current, body, res);
+          await about(`${c.kind} PUT`, body, res, () => {
+            if (!want) return;
+            expect({ status: res.status, code: res.body?.code }).toEqual({ status: want.status, code: want.code });
+            if (want.field) expect(fieldsNamed(res)).toContain(want.field);
+            if (want.status === 200) expect(res.body).toMatchObject(normalizedView(body as Body));
+          });
+        }),
+      ),
       RUNS.put,
     );
     await inFlight; // a run the time budget cut short may still be writing: count after it
@@ -983,9 +1486,16 @@ describe('product writes store any content the schema accepts', () => {
   }
 
   const method = fc.constantFrom<'POST' | 'PUT'>('POST', 'PUT');
-  const anyKey = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', 'a.b', '$set', 'a\u0000', ...TRICKY_KEYS)).filter((k) => !PROTO_WORDS.includes(k));
+  const anyKey = fc
+    .oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', 'a.b', '$set', 'a\u0000', ...TRICKY_KEYS))
+    .filter((k) => !PROTO_WORDS.includes(k));
   const anyJson = fc.letrec<{ value: unknown }>((tie) => ({
-    value: fc.oneof({ depthSize: 'small', maxDepth: 3 }, scalar, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(anyKey, tie('value'), { maxKeys: 3 })),
+    value: fc.oneof(
+      { depthSize: 'small', maxDepth: 3 },
+      scalar,
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(anyKey, tie('value'), { maxKeys: 3 }),
+    ),
   })).value;
   const anyObject = fc.dictionary(anyKey, anyJson, { maxKeys: 3 });
   const freeFormSlot = fc.oneof(
@@ -999,16 +1509,23 @@ describe('product writes store any content the schema accepts', () => {
 
   test('free-form fields (fitmentConfig, json metafields, price content, mappings, binding data) take any JSON', async () => {
     await fc.assert(
-      fc.asyncProperty(method, freeFormSlot, tracked(async (m, { slot, value }) => {
-        await write(m, `free-form ${slot}`, (body) => {
-          if (slot === 'fitmentConfig') body.fitmentConfig = value;
-          if (slot === 'metafields.value(json)') body.metafields = [{ key: 'k', type: 'json', value }];
-          if (slot === 'priceSchemas.content') body.priceSchemas = [{ name: 'p', content: value, currency: 'MXN', target: 'client', client: 'c' }];
-          if (slot === 'category.mappings') body.category = { name: 'c', path: 'c', mappings: value };
-          if (slot === 'bindings.data') body.bindings = [{ channelId: 'c', handle: 'h', type: 'amazon', data: value }];
-          if (slot === 'bindings.overrides') body.bindings = [{ channelId: 'c', handle: 'h', type: 'amazon', overrides: [value] }];
-        });
-      })),
+      fc.asyncProperty(
+        method,
+        freeFormSlot,
+        tracked(async (m, { slot, value }) => {
+          await write(m, `free-form ${slot}`, (body) => {
+            if (slot === 'fitmentConfig') body.fitmentConfig = value;
+            if (slot === 'metafields.value(json)') body.metafields = [{ key: 'k', type: 'json', value }];
+            if (slot === 'priceSchemas.content')
+              body.priceSchemas = [{ name: 'p', content: value, currency: 'MXN', target: 'client', client: 'c' }];
+            if (slot === 'category.mappings') body.category = { name: 'c', path: 'c', mappings: value };
+            if (slot === 'bindings.data')
+              body.bindings = [{ channelId: 'c', handle: 'h', type: 'amazon', data: value }];
+            if (slot === 'bindings.overrides')
+              body.bindings = [{ channelId: 'c', handle: 'h', type: 'amazon', overrides: [value] }];
+          });
+        }),
+      ),
       RUNS.freeForm,
     );
     await inFlight; // a run the time budget cut short may still be writing: count after it
@@ -1016,12 +1533,32 @@ describe('product writes store any content the schema accepts', () => {
   });
 
   test('text fields keep any Unicode string as sent', async () => {
-    const special = fc.constantFrom('\ud800', '\udfff', '\u0000', '\uffff', '\ufeff', '\u202e', 'e\u0301', '😀', 'ß', 'İ', '\r\n');
-    const anyText = fc.string({ unit: fc.oneof(special, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 12 });
+    const special = fc.constantFrom(
+      '\ud800',
+      '\udfff',
+      '\u0000',
+      '\uffff',
+      '\ufeff',
+      '\u202e',
+      'e\u0301',
+      '😀',
+      'ß',
+      'İ',
+      '\r\n',
+    );
+    const anyText = fc.string({
+      unit: fc.oneof(special, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+      minLength: 1,
+      maxLength: 12,
+    });
     await fc.assert(
-      fc.asyncProperty(method, fc.record({ title: anyText, brand: anyText, tag: anyText }), tracked(async (m, { title, brand, tag }) => {
-        await write(m, 'unicode', (body) => Object.assign(body, { title: { value: title }, brand, tags: [tag] }));
-      })),
+      fc.asyncProperty(
+        method,
+        fc.record({ title: anyText, brand: anyText, tag: anyText }),
+        tracked(async (m, { title, brand, tag }) => {
+          await write(m, 'unicode', (body) => Object.assign(body, { title: { value: title }, brand, tags: [tag] }));
+        }),
+      ),
       RUNS.unicode,
     );
     await inFlight; // a run the time budget cut short may still be writing: count after it

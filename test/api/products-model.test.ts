@@ -29,7 +29,12 @@ async function stored(sku: string): Promise<number> {
 
 const post = (body: unknown) => http(apiUrl, 'POST', '/products', { key, body });
 
-async function expectRefused(body: Record<string, any>, field: string, code = 'validation-error', messagePart?: string) {
+async function expectRefused(
+  body: Record<string, any>,
+  field: string,
+  code = 'validation-error',
+  messagePart?: string,
+) {
   const res = await post(body);
   expectError(res, 400, code);
   if (code === 'validation-error') expect(res.body.fieldErrors.map((f: { field: string }) => f.field)).toContain(field);
@@ -58,34 +63,53 @@ describe('sku', () => {
   });
 
   test('unique across products and variants: 409 naming the SKU and what holds it', async () => {
-    const base = await expectCreated(product({ variants: [{ sku: uniqueSku('v'), title: { value: 'V' }, price: 1, position: 0 }] }));
+    const base = await expectCreated(
+      product({ variants: [{ sku: uniqueSku('v'), title: { value: 'V' }, price: 1, position: 0 }] }),
+    );
     const variantSku = base.variants[0].sku;
     expect(base.variants[0]).toMatchObject({ parentSku: base.sku, productSku: base.sku });
 
     const sameProduct = await post(product({ sku: base.sku.toLowerCase() }));
     expectError(sameProduct, 409, 'duplicate-sku');
-    expect(sameProduct.body).toMatchObject({ field: 'sku', details: { sku: base.sku, collidesWith: 'product', productId: base.id } });
+    expect(sameProduct.body).toMatchObject({
+      field: 'sku',
+      details: { sku: base.sku, collidesWith: 'product', productId: base.id },
+    });
 
     const productOnVariant = await post(product({ sku: variantSku }));
     expectError(productOnVariant, 409, 'duplicate-sku');
     expect(productOnVariant.body.details).toMatchObject({ sku: variantSku, collidesWith: 'variant' });
 
-    const variantOnProduct = await post(product({ variants: [{ sku: base.sku, title: { value: 'V' }, price: 1, position: 0 }] }));
+    const variantOnProduct = await post(
+      product({ variants: [{ sku: base.sku, title: { value: 'V' }, price: 1, position: 0 }] }),
+    );
     expectError(variantOnProduct, 409, 'duplicate-sku');
     expect(variantOnProduct.body.details.collidesWith).toBe('product');
     // the refused product left no SKU behind
-    expect(await deps.db.collection('product_skus').countDocuments({ tenantId, sku: variantOnProduct.body.details.sku, productId: { $ne: base.id } })).toBe(0);
+    expect(
+      await deps.db
+        .collection('product_skus')
+        .countDocuments({ tenantId, sku: variantOnProduct.body.details.sku, productId: { $ne: base.id } }),
+    ).toBe(0);
   });
 
   test('variant SKUs: not the product SKU, not repeated', async () => {
     const sku = uniqueSku();
-    await expectRefused(product({ sku, variants: [{ sku, title: { value: 'V' }, price: 1, position: 0 }] }), 'variants.0.sku');
+    await expectRefused(
+      product({ sku, variants: [{ sku, title: { value: 'V' }, price: 1, position: 0 }] }),
+      'variants.0.sku',
+    );
     const v = uniqueSku('v');
     await expectRefused(
       product({ variants: [0, 1].map((i) => ({ sku: v, title: { value: 'V' }, price: 1, position: i })) }),
       'variants.1.sku',
     );
-    await expectRefused(product({ variants: [{ sku: uniqueSku('v'), parentSku: 'OTHER', title: { value: 'V' }, price: 1, position: 0 }] }), 'variants.0.parentSku');
+    await expectRefused(
+      product({
+        variants: [{ sku: uniqueSku('v'), parentSku: 'OTHER', title: { value: 'V' }, price: 1, position: 0 }],
+      }),
+      'variants.0.parentSku',
+    );
   });
 
   test('20 concurrent creates of one SKU: exactly one 201, the rest 409, one product stored', async () => {
@@ -102,14 +126,16 @@ describe('status and productType', () => {
   test('status defaults to draft; active/disabled accepted; inactive and out_of_stock are invalid-status', async () => {
     expect((await expectCreated(product())).status).toBe('draft');
     expect((await expectCreated(product({ status: 'disabled' }))).status).toBe('disabled');
-    for (const status of ['inactive', 'out_of_stock']) await expectRefused(product({ status }), 'status', 'invalid-status', status);
+    for (const status of ['inactive', 'out_of_stock'])
+      await expectRefused(product({ status }), 'status', 'invalid-status', status);
   });
 
   test('productType enum; `type` and simple/variable refused with what to send instead', async () => {
     expect((await expectCreated(product({ productType: 'service' }))).productType).toBe('service');
     expect((await expectCreated(product())).productType).toBe('physical');
     await expectRefused(product({ type: 'physical' }), 'type', 'validation-error', 'send productType');
-    for (const productType of ['simple', 'variable']) await expectRefused(product({ productType }), 'productType', 'validation-error', 'variants[] is not empty');
+    for (const productType of ['simple', 'variable'])
+      await expectRefused(product({ productType }), 'productType', 'validation-error', 'variants[] is not empty');
   });
 });
 
@@ -121,8 +147,18 @@ describe('field formats', () => {
     ['price ≥ 0', { price: 0 }, { price: -1 }, 'price'],
     ['cost ≥ 0', { cost: 2.5 }, { cost: -0.01 }, 'cost'],
     ['compareAtPrice > price', { price: 10, compareAtPrice: 12 }, { price: 10, compareAtPrice: 10 }, 'compareAtPrice'],
-    ['seo.metaTitle ≤ 60', { seo: { metaTitle: 'x'.repeat(60) } }, { seo: { metaTitle: 'x'.repeat(61) } }, 'seo.metaTitle'],
-    ['seo.metaDescription ≤ 160', { seo: { metaDescription: 'x'.repeat(160) } }, { seo: { metaDescription: 'x'.repeat(161) } }, 'seo.metaDescription'],
+    [
+      'seo.metaTitle ≤ 60',
+      { seo: { metaTitle: 'x'.repeat(60) } },
+      { seo: { metaTitle: 'x'.repeat(61) } },
+      'seo.metaTitle',
+    ],
+    [
+      'seo.metaDescription ≤ 160',
+      { seo: { metaDescription: 'x'.repeat(160) } },
+      { seo: { metaDescription: 'x'.repeat(161) } },
+      'seo.metaDescription',
+    ],
     ['seo.slug pattern', { seo: { slug: 'red-shirt-2' } }, { seo: { slug: 'Red Shirt' } }, 'seo.slug'],
     ['bullets ≤ 7', { bullets: Array(7).fill('b') }, { bullets: Array(8).fill('b') }, 'bullets'],
     [
@@ -132,19 +168,47 @@ describe('field formats', () => {
       'media.0.src',
     ],
     ['condition: 12 values', { condition: 'collectible-very-good' }, { condition: 'used' }, 'condition'],
-    ['title is a translated field', { title: { value: 'T', translations: [{ locale: 'es-MX', value: 'T' }] } }, { title: 'plain string' }, 'title'],
-    ['translations need a locale', { description: { value: 'd', translations: [{ locale: 'fr', value: 'x' }] } }, { description: { value: 'd', translations: [{ value: 'x' }] } }, 'description.translations.0.locale'],
-    ['metafield value matches its type', { metafields: [{ namespace: 'mkt_attr', key: 'k', type: 'number_integer', value: 3 }] }, { metafields: [{ key: 'k', type: 'number_integer', value: 1.5 }] }, 'metafields.0.value'],
-    ['metafield types', { metafields: [{ key: 'd', type: 'date', value: '2026-01-31' }] }, { metafields: [{ key: 'd', type: 'money', value: 1 }] }, 'metafields.0.type'],
+    [
+      'title is a translated field',
+      { title: { value: 'T', translations: [{ locale: 'es-MX', value: 'T' }] } },
+      { title: 'plain string' },
+      'title',
+    ],
+    [
+      'translations need a locale',
+      { description: { value: 'd', translations: [{ locale: 'fr', value: 'x' }] } },
+      { description: { value: 'd', translations: [{ value: 'x' }] } },
+      'description.translations.0.locale',
+    ],
+    [
+      'metafield value matches its type',
+      { metafields: [{ namespace: 'mkt_attr', key: 'k', type: 'number_integer', value: 3 }] },
+      { metafields: [{ key: 'k', type: 'number_integer', value: 1.5 }] },
+      'metafields.0.value',
+    ],
+    [
+      'metafield types',
+      { metafields: [{ key: 'd', type: 'date', value: '2026-01-31' }] },
+      { metafields: [{ key: 'd', type: 'money', value: 1 }] },
+      'metafields.0.type',
+    ],
     [
       'price schema target customers needs channels',
-      { priceSchemas: [{ name: 'Retail', content: { amount: 9 }, currency: 'USD', target: 'customers', channels: ['web'] }] },
+      {
+        priceSchemas: [
+          { name: 'Retail', content: { amount: 9 }, currency: 'USD', target: 'customers', channels: ['web'] },
+        ],
+      },
       { priceSchemas: [{ name: 'Retail', content: { amount: 9 }, currency: 'USD', target: 'customers' }] },
       'priceSchemas.0.channels',
     ],
     [
       'price schema target segment needs segment',
-      { priceSchemas: [{ name: 'VIP', content: {}, currency: 'MXN', target: 'segment', segment: 'vip', isWholesale: true }] },
+      {
+        priceSchemas: [
+          { name: 'VIP', content: {}, currency: 'MXN', target: 'segment', segment: 'vip', isWholesale: true },
+        ],
+      },
       { priceSchemas: [{ name: 'VIP', content: {}, currency: 'MXN', target: 'segment' }] },
       'priceSchemas.0.segment',
     ],
@@ -169,51 +233,96 @@ describe('field formats', () => {
   });
 
   test('currency defaults to USD, taxable to true, sellIfOutOfStock to false, minAlertStock to 5', async () => {
-    expect(await expectCreated(product())).toMatchObject({ currency: 'USD', taxable: true, sellIfOutOfStock: false, minAlertStock: 5, categoryMap: [] });
+    expect(await expectCreated(product())).toMatchObject({
+      currency: 'USD',
+      taxable: true,
+      sellIfOutOfStock: false,
+      minAlertStock: 5,
+      categoryMap: [],
+    });
   });
 
   test('both spellings of a channel type resolve to one stored type', async () => {
-    const created = await expectCreated(product({ bindings: [{ channelId: 'c1', handle: 'h1', type: 'mercado-libre' }, { channelId: 'c2', handle: 'h2', type: 'MercadoLibre'.toLowerCase() }] }));
+    const created = await expectCreated(
+      product({
+        bindings: [
+          { channelId: 'c1', handle: 'h1', type: 'mercado-libre' },
+          { channelId: 'c2', handle: 'h2', type: 'MercadoLibre'.toLowerCase() },
+        ],
+      }),
+    );
     expect(created.bindings.map((b: { type: string }) => b.type)).toEqual(['mercadolibre', 'mercadolibre']);
     expect(created.bindings[0]).toMatchObject({ reservedStock: 0, overrides: [], customValues: [] });
   });
 });
 
 describe('variants', () => {
-  const variant = (o: Record<string, unknown> = {}) => ({ sku: uniqueSku('v'), title: { value: 'V' }, price: 5, position: 0, ...o });
+  const variant = (o: Record<string, unknown> = {}) => ({
+    sku: uniqueSku('v'),
+    title: { value: 'V' },
+    price: 5,
+    position: 0,
+    ...o,
+  });
 
   test('options reference product option ids', async () => {
     const options = [{ id: 'color', name: 'Color', values: ['Red'] }];
-    await expectCreated(product({ options, variants: [variant({ options: [{ id: 'color', name: 'Color', value: 'Red' }] })] }));
-    await expectRefused(product({ options, variants: [variant({ options: [{ id: 'size', name: 'Size', value: 'M' }] })] }), 'variants.0.options.0.id');
+    await expectCreated(
+      product({ options, variants: [variant({ options: [{ id: 'color', name: 'Color', value: 'Red' }] })] }),
+    );
+    await expectRefused(
+      product({ options, variants: [variant({ options: [{ id: 'size', name: 'Size', value: 'M' }] })] }),
+      'variants.0.options.0.id',
+    );
   });
 
   test('position ≥ 0, productType physical/digital/service, compareAtPrice not compared with price', async () => {
-    const created = await expectCreated(product({ variants: [variant({ productType: 'digital', price: 10, compareAtPrice: 5 })] }));
-    expect(created.variants[0]).toMatchObject({ productType: 'digital', compareAtPrice: 5, taxable: true, sellIfOutOfStock: false });
+    const created = await expectCreated(
+      product({ variants: [variant({ productType: 'digital', price: 10, compareAtPrice: 5 })] }),
+    );
+    expect(created.variants[0]).toMatchObject({
+      productType: 'digital',
+      compareAtPrice: 5,
+      taxable: true,
+      sellIfOutOfStock: false,
+    });
     expect((await expectCreated(product({ variants: [variant()] }))).variants[0].productType).toBe('physical');
     await expectRefused(product({ variants: [variant({ position: -1 })] }), 'variants.0.position');
     await expectRefused(product({ variants: [variant({ productType: 'bundle' })] }), 'variants.0.productType');
   });
 
   test('minAlertStock inherits from the product, else 5; its own value wins', async () => {
-    const inherits = await expectCreated(product({ minAlertStock: 7, variants: [variant(), variant({ position: 1, minAlertStock: 2 })] }));
+    const inherits = await expectCreated(
+      product({ minAlertStock: 7, variants: [variant(), variant({ position: 1, minAlertStock: 2 })] }),
+    );
     expect(inherits.variants.map((v: { minAlertStock: number }) => v.minAlertStock)).toEqual([7, 2]);
     expect((await expectCreated(product({ variants: [variant()] }))).variants[0].minAlertStock).toBe(5);
   });
 
   test('no stock field on input, and imageId must reference a media id', async () => {
-    await expectRefused(product({ variants: [variant({ stock: 4 })] }), 'variants.0.stock', 'validation-error', 'inventory');
+    await expectRefused(
+      product({ variants: [variant({ stock: 4 })] }),
+      'variants.0.stock',
+      'validation-error',
+      'inventory',
+    );
     const media = [{ id: 'img1', src: 'https://x.test/1.png', name: '1', position: 0, alt: { value: '1' } }];
-    expect((await expectCreated(product({ media, variants: [variant({ imageId: 'img1' })] }))).variants[0].imageId).toBe('img1');
+    expect(
+      (await expectCreated(product({ media, variants: [variant({ imageId: 'img1' })] }))).variants[0].imageId,
+    ).toBe('img1');
     await expectRefused(product({ media, variants: [variant({ imageId: 'img2' })] }), 'variants.0.imageId');
   });
 });
 
 describe('bundleConfig', () => {
   test('only on bundles; components are SKUs of the tenant (product or variant), quantity ≥ 1, never the bundle itself', async () => {
-    const part = await expectCreated(product({ variants: [{ sku: uniqueSku('pv'), title: { value: 'V' }, price: 1, position: 0 }] }));
-    const components = [{ productSku: part.sku.toLowerCase() }, { productSku: part.variants[0].sku, quantity: 2, variantMode: 'any' }];
+    const part = await expectCreated(
+      product({ variants: [{ sku: uniqueSku('pv'), title: { value: 'V' }, price: 1, position: 0 }] }),
+    );
+    const components = [
+      { productSku: part.sku.toLowerCase() },
+      { productSku: part.variants[0].sku, quantity: 2, variantMode: 'any' },
+    ];
     const bundle = await expectCreated(product({ productType: 'bundle', bundleConfig: { components } }));
     expect(bundle.bundleConfig).toEqual({
       inventoryMode: 'calculated',
@@ -223,26 +332,64 @@ describe('bundleConfig', () => {
       ],
     });
     await expectRefused(product({ productType: 'physical', bundleConfig: { components } }), 'bundleConfig');
-    await expectRefused(product({ productType: 'bundle', bundleConfig: { components: [{ productSku: 'NO-SUCH-SKU-XYZ' }] } }), 'bundleConfig.components.0.productSku');
-    await expectRefused(product({ productType: 'bundle', bundleConfig: { components: [{ productSku: part.sku, quantity: 0 }] } }), 'bundleConfig.components.0.quantity');
-    await expectRefused(product({ productType: 'bundle', bundleConfig: { components: [] } }), 'bundleConfig.components');
+    await expectRefused(
+      product({ productType: 'bundle', bundleConfig: { components: [{ productSku: 'NO-SUCH-SKU-XYZ' }] } }),
+      'bundleConfig.components.0.productSku',
+    );
+    await expectRefused(
+      product({ productType: 'bundle', bundleConfig: { components: [{ productSku: part.sku, quantity: 0 }] } }),
+      'bundleConfig.components.0.quantity',
+    );
+    await expectRefused(
+      product({ productType: 'bundle', bundleConfig: { components: [] } }),
+      'bundleConfig.components',
+    );
     const self = uniqueSku('self');
-    await expectRefused(product({ sku: self, productType: 'bundle', bundleConfig: { components: [{ productSku: self }] } }), 'bundleConfig.components.0.productSku', 'validation-error', 'may not contain itself');
+    await expectRefused(
+      product({ sku: self, productType: 'bundle', bundleConfig: { components: [{ productSku: self }] } }),
+      'bundleConfig.components.0.productSku',
+      'validation-error',
+      'may not contain itself',
+    );
   });
 });
 
 describe('supply, material, BOM and modifiers are stored with their shapes', () => {
   test('supplyConfig defaults', async () => {
-    const created = await expectCreated(product({ productType: 'supply', supplyConfig: { consumptionUnit: 'pza', stockAlerts: { minStock: 1, reorderPoint: 2, reorderQuantity: 10 } } }));
-    expect(created.supplyConfig).toEqual({ supplyCategory: 'other', consumptionUnit: 'pza', stockAlerts: { minStock: 1, reorderPoint: 2, reorderQuantity: 10, alertEmails: [], alertEnabled: true } });
-    await expectRefused(product({ supplyConfig: { supplyCategory: 'food', consumptionUnit: 'pza' } }), 'supplyConfig.supplyCategory');
+    const created = await expectCreated(
+      product({
+        productType: 'supply',
+        supplyConfig: { consumptionUnit: 'pza', stockAlerts: { minStock: 1, reorderPoint: 2, reorderQuantity: 10 } },
+      }),
+    );
+    expect(created.supplyConfig).toEqual({
+      supplyCategory: 'other',
+      consumptionUnit: 'pza',
+      stockAlerts: { minStock: 1, reorderPoint: 2, reorderQuantity: 10, alertEmails: [], alertEnabled: true },
+    });
+    await expectRefused(
+      product({ supplyConfig: { supplyCategory: 'food', consumptionUnit: 'pza' } }),
+      'supplyConfig.supplyCategory',
+    );
   });
 
   test('materialConfig requires baseUnit, costing and stockAlerts; precision ≤ 6', async () => {
-    const materialConfig = { baseUnit: { code: 'kg', name: 'Kilogram', precision: 3 }, costing: { method: 'fifo' }, stockAlerts: { minStock: 0, reorderPoint: 0, reorderQuantity: 0 } };
-    expect((await expectCreated(product({ productType: 'material', materialConfig }))).materialConfig.lotTrackingEnabled).toBe(false);
-    await expectRefused(product({ materialConfig: { ...materialConfig, baseUnit: { code: 'kg', name: 'Kg', precision: 7 } } }), 'materialConfig.baseUnit.precision');
-    await expectRefused(product({ materialConfig: { ...materialConfig, costing: { method: 'random' } } }), 'materialConfig.costing.method');
+    const materialConfig = {
+      baseUnit: { code: 'kg', name: 'Kilogram', precision: 3 },
+      costing: { method: 'fifo' },
+      stockAlerts: { minStock: 0, reorderPoint: 0, reorderQuantity: 0 },
+    };
+    expect(
+      (await expectCreated(product({ productType: 'material', materialConfig }))).materialConfig.lotTrackingEnabled,
+    ).toBe(false);
+    await expectRefused(
+      product({ materialConfig: { ...materialConfig, baseUnit: { code: 'kg', name: 'Kg', precision: 7 } } }),
+      'materialConfig.baseUnit.precision',
+    );
+    await expectRefused(
+      product({ materialConfig: { ...materialConfig, costing: { method: 'random' } } }),
+      'materialConfig.costing.method',
+    );
   });
 
   test('billOfMaterials: sequence assigned in order from 0, wastage ≤ 100, calculatedCost is read-only', async () => {
@@ -251,41 +398,86 @@ describe('supply, material, BOM and modifiers are stored with their shapes', () 
       yield: { quantity: 1, unit: 'pza' },
       components: [
         { materialSku: 'flour', quantity: 0.2, unit: 'kg' },
-        { materialSku: 'sugar', quantity: 0.05, unit: 'kg', substitutes: [{ materialSku: 'honey', conversionFactor: 0.8 }] },
+        {
+          materialSku: 'sugar',
+          quantity: 0.05,
+          unit: 'kg',
+          substitutes: [{ materialSku: 'honey', conversionFactor: 0.8 }],
+        },
       ],
       wastagePercent: 5,
     };
     const created = await expectCreated(product({ billOfMaterials }));
-    expect(created.billOfMaterials.components.map((c: { sequence: number; materialSku: string }) => [c.sequence, c.materialSku])).toEqual([
+    expect(
+      created.billOfMaterials.components.map((c: { sequence: number; materialSku: string }) => [
+        c.sequence,
+        c.materialSku,
+      ]),
+    ).toEqual([
       [0, 'FLOUR'],
       [1, 'SUGAR'],
     ]);
-    await expectRefused(product({ billOfMaterials: { ...billOfMaterials, wastagePercent: 101 } }), 'billOfMaterials.wastagePercent');
-    await expectRefused(product({ billOfMaterials: { ...billOfMaterials, calculatedCost: { value: 1, currency: 'USD' } } }), 'billOfMaterials.calculatedCost', 'validation-error', 'read-only');
+    await expectRefused(
+      product({ billOfMaterials: { ...billOfMaterials, wastagePercent: 101 } }),
+      'billOfMaterials.wastagePercent',
+    );
+    await expectRefused(
+      product({ billOfMaterials: { ...billOfMaterials, calculatedCost: { value: 1, currency: 'USD' } } }),
+      'billOfMaterials.calculatedCost',
+      'validation-error',
+      'read-only',
+    );
   });
 
   test('modifiersConfig: server ids and group codes; selection rules checked', async () => {
     const group = {
       name: { value: 'Extras' },
       selectionRule: { minSelections: 0, maxSelections: 2 },
-      modifiers: [{ name: 'Cheese', priceAdjustment: { type: 'fixed', value: 1.5 }, inventoryConsumption: [{ sku: 'cheese', quantity: 1, unit: 'slice' }] }],
+      modifiers: [
+        {
+          name: 'Cheese',
+          priceAdjustment: { type: 'fixed', value: 1.5 },
+          inventoryConsumption: [{ sku: 'cheese', quantity: 1, unit: 'slice' }],
+        },
+      ],
     };
     const created = await expectCreated(product({ modifiersConfig: { enabled: true, groups: [group] } }));
     const g = created.modifiersConfig.groups[0];
     expect(g.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(g.code).toBe('group-1');
-    expect(g.modifiers[0]).toMatchObject({ type: 'addon', available: true, isDefault: false, inventoryConsumption: [{ sku: 'CHEESE', quantity: 1, unit: 'slice' }] });
+    expect(g.modifiers[0]).toMatchObject({
+      type: 'addon',
+      available: true,
+      isDefault: false,
+      inventoryConsumption: [{ sku: 'CHEESE', quantity: 1, unit: 'slice' }],
+    });
     expect(g.modifiers[0].id).toMatch(/^[0-9a-f-]{36}$/);
-    await expectRefused(product({ modifiersConfig: { groups: [{ ...group, selectionRule: { minSelections: 3, maxSelections: 1 } }] } }), 'modifiersConfig.groups.0.selectionRule.maxSelections');
-    await expectRefused(product({ modifiersConfig: { groups: [{ ...group, modifiers: [] }] } }), 'modifiersConfig.groups.0.modifiers');
+    await expectRefused(
+      product({ modifiersConfig: { groups: [{ ...group, selectionRule: { minSelections: 3, maxSelections: 1 } }] } }),
+      'modifiersConfig.groups.0.selectionRule.maxSelections',
+    );
+    await expectRefused(
+      product({ modifiersConfig: { groups: [{ ...group, modifiers: [] }] } }),
+      'modifiersConfig.groups.0.modifiers',
+    );
   });
 });
 
 describe('fields that are not stored, read-only or unknown: a 400 naming each, nothing dropped', () => {
   test('not-persisted fields name where the data lives instead', async () => {
-    const fields = { inventoryQuantity: 3, categoryString: 'A > B', attributeGroups: [], warranty: '1y', preparationTime: 5, localization: {}, marketplaceCategories: [] };
+    const fields = {
+      inventoryQuantity: 3,
+      categoryString: 'A > B',
+      attributeGroups: [],
+      warranty: '1y',
+      preparationTime: 5,
+      localization: {},
+      marketplaceCategories: [],
+    };
     const res = await expectRefused(product(fields), 'inventoryQuantity');
-    const named = Object.fromEntries(res.body.fieldErrors.map((f: { field: string; message: string }) => [f.field, f.message]));
+    const named = Object.fromEntries(
+      res.body.fieldErrors.map((f: { field: string; message: string }) => [f.field, f.message]),
+    );
     expect(Object.keys(named).sort()).toEqual(Object.keys(fields).sort());
     expect(named.inventoryQuantity).toContain('/inventory');
     expect(named.categoryString).toContain('category');
@@ -293,9 +485,17 @@ describe('fields that are not stored, read-only or unknown: a 400 naming each, n
     expect(named.marketplaceCategories).toContain('/products/marketplace-categories');
   });
 
-  test.each(['inventoryCost', 'inventoryCostMethod', 'embeddings', 'embeddingMetadata'])('%s is read-only', async (field) => {
-    await expectRefused(product({ [field]: field === 'inventoryCost' ? 1 : {} }), field, 'validation-error', 'read-only');
-  });
+  test.each(['inventoryCost', 'inventoryCostMethod', 'embeddings', 'embeddingMetadata'])(
+    '%s is read-only',
+    async (field) => {
+      await expectRefused(
+        product({ [field]: field === 'inventoryCost' ? 1 : {} }),
+        field,
+        'validation-error',
+        'read-only',
+      );
+    },
+  );
 
   test('any other unknown field is named, at any depth', async () => {
     await expectRefused(product({ colour: 'red' }), 'colour', 'validation-error', 'not a known field');
@@ -304,6 +504,10 @@ describe('fields that are not stored, read-only or unknown: a 400 naming each, n
   });
 
   test('a body that is not an object', async () => {
-    expectError(await http(apiUrl, 'POST', '/products', { key, raw: '[1,2]', headers: { 'content-type': 'application/json' } }), 400, 'validation-error');
+    expectError(
+      await http(apiUrl, 'POST', '/products', { key, raw: '[1,2]', headers: { 'content-type': 'application/json' } }),
+      400,
+      'validation-error',
+    );
   });
 });

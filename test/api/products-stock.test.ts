@@ -19,9 +19,29 @@ beforeAll(async () => {
   ({ key, tenantId } = await deps.tenantWithKey());
   main = systemLocationId(tenantId);
   const now = new Date();
-  await new TenantDb(deps.db, tenantId).collection(locations).insertOne({ _id: store, name: 'Store', type: 'location', isDefault: false, isSystem: false, managedBy: null, createdAt: now, updatedAt: now });
+  await new TenantDb(deps.db, tenantId)
+    .collection(locations)
+    .insertOne({
+      _id: store,
+      name: 'Store',
+      type: 'location',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    });
   const bodies = [
-    { sku: `${P}-TEE`, title: { value: 'Tee' }, price: 10, status: 'active', variants: [{ sku: `${P}-TEE-S`, title: { value: 'S' }, price: 10, position: 0 }, { sku: `${P}-TEE-M`, title: { value: 'M' }, price: 10, position: 1 }] },
+    {
+      sku: `${P}-TEE`,
+      title: { value: 'Tee' },
+      price: 10,
+      status: 'active',
+      variants: [
+        { sku: `${P}-TEE-S`, title: { value: 'S' }, price: 10, position: 0 },
+        { sku: `${P}-TEE-M`, title: { value: 'M' }, price: 10, position: 1 },
+      ],
+    },
     { sku: `${P}-MUG`, title: { value: 'Mug' }, price: 5, status: 'active' },
     { sku: `${P}-CAP`, title: { value: 'Cap' }, price: 7, status: 'active' },
   ];
@@ -42,8 +62,17 @@ afterAll(() => deps.close());
 test('GET /products/{id}?extend=inventory: inventory by location and variants[].stock from the ledger', async () => {
   const res = await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}?extend=inventory`, { key });
   expect(res.status).toBe(200);
-  expect(res.body.inventory).toEqual({ total: 7, byLocation: [{ locationId: main, onHand: 3 }, { locationId: store, onHand: 4 }].sort((a, b) => a.locationId.localeCompare(b.locationId)) });
-  expect(res.body.variants.map((v: { sku: string; stock: number }) => [v.sku, v.stock])).toEqual([[`${P}-TEE-S`, 3], [`${P}-TEE-M`, 4]]);
+  expect(res.body.inventory).toEqual({
+    total: 7,
+    byLocation: [
+      { locationId: main, onHand: 3 },
+      { locationId: store, onHand: 4 },
+    ].sort((a, b) => a.locationId.localeCompare(b.locationId)),
+  });
+  expect(res.body.variants.map((v: { sku: string; stock: number }) => [v.sku, v.stock])).toEqual([
+    [`${P}-TEE-S`, 3],
+    [`${P}-TEE-M`, 4],
+  ]);
   const plain = await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}`, { key });
   expect(plain.body.inventory).toBeUndefined();
 });
@@ -71,7 +100,14 @@ test('GET /products/inventory: stock at the location per product and variant; wi
   const res = await http(apiUrl, 'GET', `/products/inventory?locationId=${store}`, { key });
   expect(res.status).toBe(200);
   const tee = res.body.find((p: { sku: string }) => p.sku === `${P}-TEE`);
-  expect(tee).toMatchObject({ locationId: store, stock: 4, variants: [{ sku: `${P}-TEE-S`, stock: 0 }, { sku: `${P}-TEE-M`, stock: 4 }] });
+  expect(tee).toMatchObject({
+    locationId: store,
+    stock: 4,
+    variants: [
+      { sku: `${P}-TEE-S`, stock: 0 },
+      { sku: `${P}-TEE-M`, stock: 4 },
+    ],
+  });
   const missing = await http(apiUrl, 'GET', '/products/inventory', { key });
   expect(missing.status).toBe(400);
   expect(missing.body).toEqual({ error: 'Missing required query parameter: locationId' });
@@ -81,16 +117,44 @@ test('GET /products/inventory-view: {products, total}; missing-param and invalid
   const res = await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&limit=10`, { key });
   expect(res.status).toBe(200);
   expect(res.body.total).toBe(3);
-  expect(res.body.products.find((p: { sku: string }) => p.sku === `${P}-MUG`)).toEqual({ id: ids[`${P}-MUG`], sku: `${P}-MUG`, title: { value: 'Mug', translations: [] }, status: 'active', price: 5, stock: 2, variants: [] });
+  expect(res.body.products.find((p: { sku: string }) => p.sku === `${P}-MUG`)).toEqual({
+    id: ids[`${P}-MUG`],
+    sku: `${P}-MUG`,
+    title: { value: 'Mug', translations: [] },
+    status: 'active',
+    price: 5,
+    stock: 2,
+    variants: [],
+  });
   expectError(await http(apiUrl, 'GET', '/products/inventory-view', { key }), 400, 'bad-request/missing-param');
-  expectError(await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&limit=0`, { key }), 400, 'bad-request/invalid-param');
-  expectError(await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&page=x`, { key }), 400, 'bad-request/invalid-param');
-  expectError(await http(apiUrl, 'GET', '/products/inventory-view?locationId=loc_nope', { key }), 400, 'bad-request/invalid-param');
+  expectError(
+    await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&limit=0`, { key }),
+    400,
+    'bad-request/invalid-param',
+  );
+  expectError(
+    await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&page=x`, { key }),
+    400,
+    'bad-request/invalid-param',
+  );
+  expectError(
+    await http(apiUrl, 'GET', '/products/inventory-view?locationId=loc_nope', { key }),
+    400,
+    'bad-request/invalid-param',
+  );
 });
 
 test("another tenant sees none of this tenant's stock", async () => {
   const other = await deps.tenantWithKey();
   expectError(await http(apiUrl, 'GET', `/products?availableAt=${store}`, { key: other.key }), 404, 'not-found');
-  expectError(await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}?extend=inventory`, { key: other.key }), 404, 'not-found');
-  expectError(await http(apiUrl, 'GET', `/products/inventory-view?locationId=${store}`, { key: other.key }), 400, 'bad-request/invalid-param');
+  expectError(
+    await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}?extend=inventory`, { key: other.key }),
+    404,
+    'not-found',
+  );
+  expectError(
+    await http(apiUrl, 'GET', `/products/inventory-view?locationId=${store}`, { key: other.key }),
+    400,
+    'bad-request/invalid-param',
+  );
 });

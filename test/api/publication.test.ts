@@ -32,8 +32,19 @@ afterAll(async () => {
   await deps.close();
 });
 
-async function channel(o: { type?: string; status?: string; endpointUrl?: string; settings?: Record<string, unknown> } = {}) {
-  const res = await http(apiUrl, 'POST', '/channels', { key, body: { name: `Channel ${++n}`, type: o.type ?? 'custom', ...(o.status ? { status: o.status } : {}), settings: { endpointUrl: o.endpointUrl ?? server.url, ...o.settings }, secret: SECRET } });
+async function channel(
+  o: { type?: string; status?: string; endpointUrl?: string; settings?: Record<string, unknown> } = {},
+) {
+  const res = await http(apiUrl, 'POST', '/channels', {
+    key,
+    body: {
+      name: `Channel ${++n}`,
+      type: o.type ?? 'custom',
+      ...(o.status ? { status: o.status } : {}),
+      settings: { endpointUrl: o.endpointUrl ?? server.url, ...o.settings },
+      secret: SECRET,
+    },
+  });
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
@@ -42,13 +53,23 @@ async function product(o: Record<string, unknown> = {}) {
   const sku = `${P}-${++n}`;
   const res = await http(apiUrl, 'POST', '/products', {
     key,
-    body: { sku, title: { value: `Product ${n}` }, price: 10, status: 'active', brand: 'Acme', category: { name: 'Tools', path: 'Home > Tools' }, media: [{ src: `https://img.example.com/${n}.jpg`, name: 'front', alt: { value: 'front' }, position: 0 }], ...o },
+    body: {
+      sku,
+      title: { value: `Product ${n}` },
+      price: 10,
+      status: 'active',
+      brand: 'Acme',
+      category: { name: 'Tools', path: 'Home > Tools' },
+      media: [{ src: `https://img.example.com/${n}.jpg`, name: 'front', alt: { value: 'front' }, position: 0 }],
+      ...o,
+    },
   });
   if (res.status !== 201) throw new Error(`product not created: ${JSON.stringify(res.body)}`);
   return res.body as { id: string; sku: string };
 }
 
-const publish = (body: Record<string, unknown>, headers?: Record<string, string>) => http(apiUrl, 'POST', '/products/export', { key, body, headers });
+const publish = (body: Record<string, unknown>, headers?: Record<string, string>) =>
+  http(apiUrl, 'POST', '/products/export', { key, body, headers });
 
 async function finished(jobId: string) {
   for (let i = 0; i < 600; i++) {
@@ -63,10 +84,25 @@ async function finished(jobId: string) {
 test('sync: a small selection answers 201 with a result per product; signed PUTs with a key per product and job; bindings record it', async () => {
   const ch = await channel();
   const variantSku = `${P}-VAR`;
-  const items = [await product(), await product(), await product({ variants: [{ sku: variantSku, title: { value: 'L' }, price: 12, position: 0 }] })];
+  const items = [
+    await product(),
+    await product(),
+    await product({ variants: [{ sku: variantSku, title: { value: 'L' }, price: 12, position: 0 }] }),
+  ];
   const loc = systemLocationId(tenantId);
-  await new Ledger(new TenantDb(deps.db, tenantId)).apply({ sku: items[0].sku, locationId: loc, delta: 7, reason: 'restock', actor: 't' });
-  const res = await publish({ channelId: ch, mode: 'selected', productIds: [items[0].id, items[1].sku.toLowerCase(), items[2].sku], options: { locationId: loc } });
+  await new Ledger(new TenantDb(deps.db, tenantId)).apply({
+    sku: items[0].sku,
+    locationId: loc,
+    delta: 7,
+    reason: 'restock',
+    actor: 't',
+  });
+  const res = await publish({
+    channelId: ch,
+    mode: 'selected',
+    productIds: [items[0].id, items[1].sku.toLowerCase(), items[2].sku],
+    options: { locationId: loc },
+  });
   expect(res.status).toBe(201);
   expect(res.body.jobId).toMatch(/^exp_/);
   expect(res.body.results).toEqual(items.map((i) => ({ sku: i.sku, success: true })));
@@ -75,11 +111,29 @@ test('sync: a small selection answers 201 with a result per product; signed PUTs
   expect(got.every((r) => r.signatureValid)).toBe(true);
   expect(new Set(got.map((r) => r.idempotencyKey)).size).toBe(3);
   expect(got.every((r) => r.idempotencyKey.startsWith(`${res.body.jobId}:`))).toBe(true);
-  expect(got.find((r) => r.sku === items[0].sku)!.body).toMatchObject({ stock: 7, price: 10, images: [expect.any(String)] });
-  expect(got.find((r) => r.sku === items[2].sku)!.body.variants).toEqual([{ sku: variantSku, title: 'L', price: 12, stock: 0 }]);
+  expect(got.find((r) => r.sku === items[0].sku)!.body).toMatchObject({
+    stock: 7,
+    price: 10,
+    images: [expect.any(String)],
+  });
+  expect(got.find((r) => r.sku === items[2].sku)!.body.variants).toEqual([
+    { sku: variantSku, title: 'L', price: 12, stock: 0 },
+  ]);
   const read = await http(apiUrl, 'GET', `/products/${items[0].id}`, { key });
-  expect(read.body.bindings).toEqual([expect.objectContaining({ channelId: ch, handle: `ch-${items[0].sku.toLowerCase()}`, type: 'custom', syncStatus: 'synced', lastError: null })]);
-  expect((await http(apiUrl, 'GET', `/products/export/${res.body.jobId}`, { key })).body).toMatchObject({ status: 'completed', published: 3, failed: 0 });
+  expect(read.body.bindings).toEqual([
+    expect.objectContaining({
+      channelId: ch,
+      handle: `ch-${items[0].sku.toLowerCase()}`,
+      type: 'custom',
+      syncStatus: 'synced',
+      lastError: null,
+    }),
+  ]);
+  expect((await http(apiUrl, 'GET', `/products/export/${res.body.jobId}`, { key })).body).toMatchObject({
+    status: 'completed',
+    published: 3,
+    failed: 0,
+  });
 });
 
 test('rateLimitPerSecond spaces the PUTs to the channel, whatever the concurrency', async () => {
@@ -88,7 +142,10 @@ test('rateLimitPerSecond spaces the PUTs to the channel, whatever the concurrenc
   const res = await publish({ channelId: ch, mode: 'selected', productIds: items.map((i) => i.sku) });
   expect(res.status).toBe(201);
   expect(res.body.results.every((r: { success: boolean }) => r.success)).toBe(true);
-  const at = server.received.filter((r) => items.some((i) => i.sku === r.sku)).map((r) => r.at).sort((a, b) => a - b);
+  const at = server.received
+    .filter((r) => items.some((i) => i.sku === r.sku))
+    .map((r) => r.at)
+    .sort((a, b) => a - b);
   expect(at).toHaveLength(6);
   // 5 per second: one every 200 ms (arrivals jitter by a few ms on a loaded machine)
   for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(150);
@@ -102,9 +159,16 @@ test('a product the channel refuses: 400 PRODUCT_EXPORT_FAILED with the channel 
   server.failSkus.set(bad.sku, { status: 422, message: 'category not allowed here' });
   const res = await publish({ channelId: ch, mode: 'selected', productIds: [good.sku, bad.sku] });
   expectError(res, 400, 'PRODUCT_EXPORT_FAILED');
-  expect(res.body.details.results).toEqual([{ sku: good.sku, success: true }, { sku: bad.sku, success: false, error: 'category not allowed here' }]);
+  expect(res.body.details.results).toEqual([
+    { sku: good.sku, success: true },
+    { sku: bad.sku, success: false, error: 'category not allowed here' },
+  ]);
   const read = await http(apiUrl, 'GET', `/products/${bad.id}`, { key });
-  expect(read.body.bindings[0]).toMatchObject({ channelId: ch, syncStatus: 'error', lastError: 'category not allowed here' });
+  expect(read.body.bindings[0]).toMatchObject({
+    channelId: ch,
+    syncStatus: 'error',
+    lastError: 'category not allowed here',
+  });
 });
 
 test('429 with Retry-After is honoured; a 5xx is retried by Temporal; both end published', async () => {
@@ -121,7 +185,15 @@ test('429 with Retry-After is honoured; a 5xx is retried by Temporal; both end p
 test('a product whose binding to the channel is inactive is not sent: CHANNEL_INACTIVE in its result', async () => {
   const ch = await channel();
   const p = await product();
-  const put = await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: p.sku, title: { value: 'x' }, price: 10, bindings: [{ channelId: ch, handle: 'h', type: 'custom', status: 'inactive' }] } });
+  const put = await http(apiUrl, 'PUT', `/products/${p.id}`, {
+    key,
+    body: {
+      sku: p.sku,
+      title: { value: 'x' },
+      price: 10,
+      bindings: [{ channelId: ch, handle: 'h', type: 'custom', status: 'inactive' }],
+    },
+  });
   expect(put.status).toBe(200);
   const before = server.received.length;
   const res = await publish({ channelId: ch, mode: 'single', productIds: [p.id] });
@@ -151,14 +223,25 @@ test('cancel mid-run: the job ends cancelled with its reason, nothing is sent af
   server.hold();
   const res = await publish({ channelId: ch, mode: 'selected', productIds: items.map((i) => i.id) });
   expect(res.status).toBe(202);
-  await waitFor('requests held by the channel', async () => server.received.some((r) => items.some((i) => i.sku === r.sku)), { timeoutMs: 60_000 });
+  await waitFor(
+    'requests held by the channel',
+    async () => server.received.some((r) => items.some((i) => i.sku === r.sku)),
+    { timeoutMs: 60_000 },
+  );
   expectError(await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] }), 409, 'EXPORT_IN_PROGRESS');
-  const cancel = await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'wrong prices' } });
+  const cancel = await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, {
+    key,
+    body: { reason: 'wrong prices' },
+  });
   expect(cancel.status).toBe(200);
   expect(cancel.body).toMatchObject({ success: true, message: expect.any(String) });
   const cancelledAt = Date.now();
   // already being cancelled (the job has not ended yet): 400, as for a cancelled one
-  expectError(await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'twice' } }), 400, 'cancel-failed');
+  expectError(
+    await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'twice' } }),
+    400,
+    'cancel-failed',
+  );
   server.release();
   const job = await finished(res.body.jobId);
   expect(job).toMatchObject({ status: 'cancelled', cancelReason: 'wrong prices' });
@@ -167,12 +250,16 @@ test('cancel mid-run: the job ends cancelled with its reason, nothing is sent af
   expect(sent.filter((r) => r.at > cancelledAt)).toEqual([]);
   expect(sent.length).toBeLessThan(30);
   expect(job.published + job.failed).toBeLessThan(30);
-  expectError(await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'again' } }), 400, 'cancel-failed');
+  expectError(
+    await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'again' } }),
+    400,
+    'cancel-failed',
+  );
   // the channel is free again
   expect((await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] })).status).toBe(201);
 });
 
-test("a publication whose workflow an operator terminated frees its channel: the next one is not 409", async () => {
+test('a publication whose workflow an operator terminated frees its channel: the next one is not 409', async () => {
   const ch = await channel();
   const items: { id: string; sku: string }[] = [];
   for (let i = 0; i < 30; i++) items.push(await product());
@@ -180,8 +267,16 @@ test("a publication whose workflow an operator terminated frees its channel: the
   try {
     const res = await publish({ channelId: ch, mode: 'selected', productIds: items.map((i) => i.id) });
     expect(res.status).toBe(202);
-    await waitFor('requests held by the channel', async () => server.received.some((r) => items.some((i) => i.sku === r.sku)), { timeoutMs: 60_000 });
-    expectError(await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] }), 409, 'EXPORT_IN_PROGRESS');
+    await waitFor(
+      'requests held by the channel',
+      async () => server.received.some((r) => items.some((i) => i.sku === r.sku)),
+      { timeoutMs: 60_000 },
+    );
+    expectError(
+      await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] }),
+      409,
+      'EXPORT_IN_PROGRESS',
+    );
     const job = await new TenantDb(deps.db, tenantId).collection(jobs).findOne({ _id: res.body.jobId });
     await deps.temporal.workflow.getHandle(job!.workflowId).terminate('operator: channel stuck');
   } finally {
@@ -192,13 +287,27 @@ test("a publication whose workflow an operator terminated frees its channel: the
 
 test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unknown and foreign jobs 404', async () => {
   const p = await product();
-  expectError(await publish({ channelId: '0123456789abcdef01234567', mode: 'single', productIds: [p.sku] }), 404, 'CHANNEL_NOT_FOUND');
+  expectError(
+    await publish({ channelId: '0123456789abcdef01234567', mode: 'single', productIds: [p.sku] }),
+    404,
+    'CHANNEL_NOT_FOUND',
+  );
   const inactive = await channel({ status: 'inactive' });
   expectError(await publish({ channelId: inactive, mode: 'single', productIds: [p.sku] }), 400, 'CHANNEL_INACTIVE');
   const ch = await channel();
-  expectError(await publish({ channelId: ch, mode: 'filtered', filters: { brands: ['NoSuchBrand'] } }), 400, 'NO_PRODUCTS');
+  expectError(
+    await publish({ channelId: ch, mode: 'filtered', filters: { brands: ['NoSuchBrand'] } }),
+    400,
+    'NO_PRODUCTS',
+  );
   // filters are typed before they reach a query: no operator, no crash
-  for (const filters of [{ q: 5 }, { category: { $ne: null } }, { channelId: { $exists: true } }, { minPrice: '10' }, { brands: [{ $gt: '' }] }]) {
+  for (const filters of [
+    { q: 5 },
+    { category: { $ne: null } },
+    { channelId: { $exists: true } },
+    { minPrice: '10' },
+    { brands: [{ $gt: '' }] },
+  ]) {
     const res = await publish({ channelId: ch, mode: 'filtered', filters });
     expectError(res, 400, 'bad-request');
     expect(res.body.field).toMatch(/^filters\./);
@@ -206,7 +315,11 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
   expectError(await publish({ mode: 'single', productIds: [p.sku] }), 400, 'bad-request');
   expectError(await http(apiUrl, 'POST', '/products/export', { key }), 400, 'bad-request'); // no body at all
   expectError(await http(apiUrl, 'POST', '/products/export/validate', { key }), 400, 'bad-request');
-  expectError(await publish({ channelId: ch, mode: 'single', productIds: [p.sku], options: { locationId: 'loc_nowhere' } }), 404, 'not-found/location');
+  expectError(
+    await publish({ channelId: ch, mode: 'single', productIds: [p.sku], options: { locationId: 'loc_nowhere' } }),
+    404,
+    'not-found/location',
+  );
   expectError(await publish({ channelId: ch, mode: 'some' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, selectionMode: 'sideways' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, mode: 'selected' }), 400, 'bad-request');
@@ -218,34 +331,81 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
   expect(done.status).toBe(201);
   const other = await deps.tenantWithKey();
   expectError(await http(apiUrl, 'GET', `/products/export/${done.body.jobId}`, { key: other.key }), 404, 'not-found');
-  expectError(await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key: other.key }), 404, 'not-found');
-  expectError(await http(apiUrl, 'POST', '/products/export', { key: other.key, body: { channelId: ch, mode: 'single', productIds: [p.sku] } }), 404, 'CHANNEL_NOT_FOUND');
+  expectError(
+    await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key: other.key }),
+    404,
+    'not-found',
+  );
+  expectError(
+    await http(apiUrl, 'POST', '/products/export', {
+      key: other.key,
+      body: { channelId: ch, mode: 'single', productIds: [p.sku] },
+    }),
+    404,
+    'CHANNEL_NOT_FOUND',
+  );
   expectError(await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key }), 400, 'cancel-failed');
 });
 
 test('validate pages through a selection larger than a publication may take (all, filtered)', async () => {
   const t = await deps.tenantWithKey();
-  const ch = await http(apiUrl, 'POST', '/channels', { key: t.key, body: { name: 'Big', type: 'custom', settings: { endpointUrl: server.url }, secret: SECRET } });
+  const ch = await http(apiUrl, 'POST', '/channels', {
+    key: t.key,
+    body: { name: 'Big', type: 'custom', settings: { endpointUrl: server.url }, secret: SECRET },
+  });
   expect(ch.status).toBe(201);
   const base = Date.now();
   const count = MAX_PUBLICATION_PRODUCTS + 1;
-  await deps.db.collection('products').insertMany(
-    Array.from({ length: count }, (_, i) => ({ _id: new ObjectId(), tenantId: t.tenantId, sku: `BIG-${i}`, title: { value: `Big ${i}` }, brand: 'Bulk', price: 5, status: 'active', media: [], bindings: [], variants: [], createdAt: new Date(base + i), updatedAt: new Date(base + i) })),
-  );
+  await deps.db
+    .collection('products')
+    .insertMany(
+      Array.from({ length: count }, (_, i) => ({
+        _id: new ObjectId(),
+        tenantId: t.tenantId,
+        sku: `BIG-${i}`,
+        title: { value: `Big ${i}` },
+        brand: 'Bulk',
+        price: 5,
+        status: 'active',
+        media: [],
+        bindings: [],
+        variants: [],
+        createdAt: new Date(base + i),
+        updatedAt: new Date(base + i),
+      })),
+    );
   for (const body of [{ selectionMode: 'all' }, { selectionMode: 'filtered', filters: { brands: ['Bulk'] } }]) {
-    const res = await http(apiUrl, 'POST', '/products/export/validate', { key: t.key, body: { channelId: ch.body.id, ...body, page: 101, limit: 50 } });
+    const res = await http(apiUrl, 'POST', '/products/export/validate', {
+      key: t.key,
+      body: { channelId: ch.body.id, ...body, page: 101, limit: 50 },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ page: 101, limit: 50, total: count });
     const listed = [...res.body.published, ...res.body.ready, ...res.body.needs_review, ...res.body.rejected];
     expect(listed.map((p: { sku: string }) => p.sku)).toEqual([`BIG-${count - 1}`]);
   }
-  const far = await http(apiUrl, 'POST', '/products/export/validate', { key: t.key, body: { channelId: ch.body.id, selectionMode: 'all', page: 1e20 } });
+  const far = await http(apiUrl, 'POST', '/products/export/validate', {
+    key: t.key,
+    body: { channelId: ch.body.id, selectionMode: 'all', page: 1e20 },
+  });
   expectError(far, 400, 'bad-request');
   // a null filter is no filter
-  const nulls = await http(apiUrl, 'POST', '/products/export/validate', { key: t.key, body: { channelId: ch.body.id, selectionMode: 'filtered', filters: { brands: ['Bulk'], category: null, minPrice: null }, limit: 1 } });
+  const nulls = await http(apiUrl, 'POST', '/products/export/validate', {
+    key: t.key,
+    body: {
+      channelId: ch.body.id,
+      selectionMode: 'filtered',
+      filters: { brands: ['Bulk'], category: null, minPrice: null },
+      limit: 1,
+    },
+  });
   expect(nulls.body.total).toBe(count);
   // a publication itself is capped: a clear 400
-  expectError(await http(apiUrl, 'POST', '/products/export', { key: t.key, body: { channelId: ch.body.id, mode: 'all' } }), 400, 'bad-request');
+  expectError(
+    await http(apiUrl, 'POST', '/products/export', { key: t.key, body: { channelId: ch.body.id, mode: 'all' } }),
+    400,
+    'bad-request',
+  );
 });
 
 test('validate: published, ready, needs_review and rejected with reasons', async () => {
@@ -256,8 +416,14 @@ test('validate: published, ready, needs_review and rejected with reasons', async
   const published = await product();
   expect((await publish({ channelId: ch, mode: 'single', productIds: [published.sku] })).status).toBe(201);
   // the marketplace mapper: the site the spec gives as this type's default
-  expect(server.received.filter((r) => r.sku === published.sku).at(-1)!.body).toMatchObject({ site_id: 'MLM', listing_type_id: 'gold_special' });
-  const res = await http(apiUrl, 'POST', '/products/export/validate', { key, body: { channelId: ch, selectionMode: 'selected', skus: [ready.sku, noCategory.sku, zero.sku, published.sku] } });
+  expect(server.received.filter((r) => r.sku === published.sku).at(-1)!.body).toMatchObject({
+    site_id: 'MLM',
+    listing_type_id: 'gold_special',
+  });
+  const res = await http(apiUrl, 'POST', '/products/export/validate', {
+    key,
+    body: { channelId: ch, selectionMode: 'selected', skus: [ready.sku, noCategory.sku, zero.sku, published.sku] },
+  });
   expect(res.status).toBe(200);
   const skus = (k: string) => res.body[k].map((x: { sku: string }) => x.sku);
   expect(skus('ready')).toEqual([ready.sku]);
@@ -266,8 +432,19 @@ test('validate: published, ready, needs_review and rejected with reasons', async
   expect(skus('rejected')).toEqual([zero.sku]);
   expect(res.body.rejected[0].reasons).toContain('zero price');
   expect(skus('published')).toEqual([published.sku]);
-  expectError(await http(apiUrl, 'POST', '/products/export/validate', { key, body: { channelId: ch } }), 400, 'bad-request');
-  expectError(await http(apiUrl, 'POST', '/products/export/validate', { key, body: { channelId: ch, selectionMode: 'selected' } }), 400, 'bad-request');
+  expectError(
+    await http(apiUrl, 'POST', '/products/export/validate', { key, body: { channelId: ch } }),
+    400,
+    'bad-request',
+  );
+  expectError(
+    await http(apiUrl, 'POST', '/products/export/validate', {
+      key,
+      body: { channelId: ch, selectionMode: 'selected' },
+    }),
+    400,
+    'bad-request',
+  );
 });
 
 test('pending feeds: a product not in sync on channels of the destination type; sku required', async () => {
@@ -276,7 +453,11 @@ test('pending feeds: a product not in sync on channels of the destination type; 
   server.failSkus.set(p.sku, { status: 400, message: 'missing GTIN' });
   expect((await publish({ channelId: ch, mode: 'single', productIds: [p.sku] })).status).toBe(400);
   const res = await http(apiUrl, 'GET', `/products/export/pending-feeds?sku=${p.sku}`, { key });
-  expect(res.body).toMatchObject({ sku: p.sku, destination: 'walmart', feeds: [{ channelId: ch, syncStatus: 'error', lastError: 'missing GTIN' }] });
+  expect(res.body).toMatchObject({
+    sku: p.sku,
+    destination: 'walmart',
+    feeds: [{ channelId: ch, syncStatus: 'error', lastError: 'missing GTIN' }],
+  });
   expectError(await http(apiUrl, 'GET', '/products/export/pending-feeds', { key }), 400, 'bad-request');
 });
 
@@ -284,15 +465,24 @@ test('retail-group reads: catalog with sync status, bound, eligible; their error
   const t1 = await channel({ type: 't1' });
   const p = await product();
   expect((await publish({ channelId: t1, mode: 'single', productIds: [p.sku] })).status).toBe(201);
-  server.catalog = [{ id: `ch-${p.sku.toLowerCase()}`, title: 'theirs' }, { id: 'other', title: 'not ours' }];
+  server.catalog = [
+    { id: `ch-${p.sku.toLowerCase()}`, title: 'theirs' },
+    { id: 'other', title: 'not ours' },
+  ];
   const cat = await http(apiUrl, 'GET', `/products/channel/${t1}/catalog?limit=5`, { key });
   expect(cat.status).toBe(200);
-  expect(cat.body.products).toEqual([expect.objectContaining({ sku: p.sku, syncStatus: 'synced' }), expect.objectContaining({ id: 'other', syncStatus: 'unlinked' })]);
+  expect(cat.body.products).toEqual([
+    expect.objectContaining({ sku: p.sku, syncStatus: 'synced' }),
+    expect.objectContaining({ id: 'other', syncStatus: 'unlinked' }),
+  ]);
   expect((await http(apiUrl, 'GET', `/products/channel/${t1}/t1?limit=5`, { key })).status).toBe(200);
   const bound = await http(apiUrl, 'GET', `/products/channel/${t1}/bound`, { key });
   expect(bound.body.products.map((x: { sku: string }) => x.sku)).toEqual([p.sku]);
   const eligible = await http(apiUrl, 'GET', `/products/channel/${t1}/eligible?inStock=false`, { key });
-  expect(eligible.body.products.find((x: { sku: string }) => x.sku === p.sku)).toMatchObject({ hasBinding: true, stock: 0 });
+  expect(eligible.body.products.find((x: { sku: string }) => x.sku === p.sku)).toMatchObject({
+    hasBinding: true,
+    stock: 0,
+  });
   server.catalogStatus = 500;
   expectError(await http(apiUrl, 'GET', `/products/channel/${t1}/catalog`, { key }), 500, 't1-api-error');
   server.catalogStatus = 200;
@@ -300,7 +490,11 @@ test('retail-group reads: catalog with sync status, bound, eligible; their error
   expectError(await http(apiUrl, 'GET', `/products/channel/${down}/catalog`, { key }), 500, 't1-integration-error');
   const custom = await channel();
   expectError(await http(apiUrl, 'GET', `/products/channel/${custom}/bound`, { key }), 400, 'invalid-channel-type');
-  expectError(await http(apiUrl, 'GET', '/products/channel/0123456789abcdef01234567/catalog', { key }), 404, 'channel-not-found');
+  expectError(
+    await http(apiUrl, 'GET', '/products/channel/0123456789abcdef01234567/catalog', { key }),
+    404,
+    'channel-not-found',
+  );
 });
 
 test('the worker killed mid-publication: the job finishes, every product published, resends carry the same key', async () => {
@@ -309,13 +503,31 @@ test('the worker killed mid-publication: the job finishes, every product publish
   for (let i = 0; i < 40; i++) items.push(await product());
   const taskQueue = `publish-kill-${Date.now()}`;
   const { env, dataDir } = testStack();
-  const worker = (name: string): Proc => startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), { cwd: ROOT, logDir: join(dataDir, 'logs'), env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue } });
+  const worker = (name: string): Proc =>
+    startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
+      cwd: ROOT,
+      logDir: join(dataDir, 'logs'),
+      env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue },
+    });
   server.delayMs = 100;
   const jobId = `exp_KILL${Date.now()}`;
-  const input: PublicationInput = { tenantId, jobId, channelId: ch, productIds: items.map((i) => i.id), options: { ...OPTION_DEFAULTS }, targetMarketplaces: [], batchSize: 25, collectResults: false };
+  const input: PublicationInput = {
+    tenantId,
+    jobId,
+    channelId: ch,
+    productIds: items.map((i) => i.id),
+    options: { ...OPTION_DEFAULTS },
+    targetMarketplaces: [],
+    batchSize: 25,
+    collectResults: false,
+  };
   let w: Proc = worker('worker-publish-1');
   try {
-    const handle = await deps.temporal.workflow.start('publicationWorkflow', { taskQueue, workflowId: `${tenantId}/${jobId}`, args: [input] });
+    const handle = await deps.temporal.workflow.start('publicationWorkflow', {
+      taskQueue,
+      workflowId: `${tenantId}/${jobId}`,
+      args: [input],
+    });
     const mine = () => server.received.filter((r) => r.idempotencyKey.startsWith(`${jobId}:`));
     await waitFor('publication under way', async () => mine().length >= 8, { timeoutMs: 120_000, proc: w });
     w.child.kill('SIGKILL');
@@ -326,7 +538,8 @@ test('the worker killed mid-publication: the job finishes, every product publish
     expect(result).toMatchObject({ status: 'completed', published: 40, failed: 0 });
     const got = mine();
     expect(new Set(got.map((r) => r.sku))).toEqual(new Set(items.map((i) => i.sku)));
-    for (const sku of new Set(got.map((r) => r.sku))) expect(new Set(got.filter((r) => r.sku === sku).map((r) => r.idempotencyKey)).size).toBe(1);
+    for (const sku of new Set(got.map((r) => r.sku)))
+      expect(new Set(got.filter((r) => r.sku === sku).map((r) => r.idempotencyKey)).size).toBe(1);
   } finally {
     server.delayMs = 0;
     await w.stop();

@@ -25,12 +25,20 @@ test('/openapi.json is public and lists the routes with their security', async (
   expect(res.body.openapi).toBe('3.1.0');
   expect(res.body.paths['/health'].get.security).toEqual([]);
   expect(res.body.paths['/auth/token'].post.security).toEqual([{ bearer: [] }]);
-  expect(res.body.paths['/auth/refresh'].post.requestBody.content['application/json'].schema.properties.refreshToken).toBeDefined();
+  expect(
+    res.body.paths['/auth/refresh'].post.requestBody.content['application/json'].schema.properties.refreshToken,
+  ).toBeDefined();
   expect((await http(apiUrl, 'GET', '/v1/openapi.json')).status).toBe(200);
   // the spec's answers for a resource path: 404 for a missing one, 409 where a move is refused
-  expect(Object.keys(res.body.paths['/orders/{orderId}'].put.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '409']));
-  expect(Object.keys(res.body.paths['/orders/{orderId}/status'].put.responses)).toEqual(expect.arrayContaining(['404', '409']));
-  expect(Object.keys(res.body.paths['/orders/{orderId}/transition'].post.responses)).toEqual(expect.arrayContaining(['404', '409']));
+  expect(Object.keys(res.body.paths['/orders/{orderId}'].put.responses)).toEqual(
+    expect.arrayContaining(['200', '400', '401', '403', '404', '409']),
+  );
+  expect(Object.keys(res.body.paths['/orders/{orderId}/status'].put.responses)).toEqual(
+    expect.arrayContaining(['404', '409']),
+  );
+  expect(Object.keys(res.body.paths['/orders/{orderId}/transition'].post.responses)).toEqual(
+    expect.arrayContaining(['404', '409']),
+  );
   expect(res.body.paths['/products/{id}'].get.responses['404']).toBeDefined();
   expect(res.body.paths['/health'].get.responses['404']).toBeUndefined();
 });
@@ -40,7 +48,12 @@ describe('access and refresh tokens', () => {
     const t = await deps.tenantWithKey(['products:read']);
     const res = await http(apiUrl, 'POST', '/auth/token', { key: t.key });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ tokenType: 'Bearer', expiresIn: deps.config.accessTokenTtlSeconds, tenantId: t.tenantId, scopes: ['products:read'] });
+    expect(res.body).toMatchObject({
+      tokenType: 'Bearer',
+      expiresIn: deps.config.accessTokenTtlSeconds,
+      tenantId: t.tenantId,
+      scopes: ['products:read'],
+    });
     expect(res.body.accessToken).toMatch(/^boat_/);
     expect(res.body.refreshToken).toMatch(/^bort_/);
     // the token is as good as the key, and no better
@@ -58,7 +71,11 @@ describe('access and refresh tokens', () => {
     expectError(await http(apiUrl, 'POST', '/auth/refresh', { key: first.refreshToken }), 401, 'auth:invalid_token');
     const byBody = await http(apiUrl, 'POST', '/auth/refresh', { body: { refreshToken: byBearer.body.refreshToken } });
     expect(byBody.status).toBe(200);
-    expectError(await http(apiUrl, 'POST', '/auth/refresh', { body: { refreshToken: 'bort_neverIssuedxxxxxxxxxxxxxxxxxxx' } }), 401, 'auth:invalid_token');
+    expectError(
+      await http(apiUrl, 'POST', '/auth/refresh', { body: { refreshToken: 'bort_neverIssuedxxxxxxxxxxxxxxxxxxx' } }),
+      401,
+      'auth:invalid_token',
+    );
     expectError(await http(apiUrl, 'POST', '/auth/refresh'), 401, 'auth:invalid_token');
   });
 
@@ -106,6 +123,13 @@ test('each request leaves one log line with request id, tenant, route, status an
     if (!lines.length) await new Promise((r) => setTimeout(r, 100));
   }
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatchObject({ msg: 'request', requestId, tenantId: t.tenantId, method: 'POST', route: '/auth/token', status: 200 });
+  expect(lines[0]).toMatchObject({
+    msg: 'request',
+    requestId,
+    tenantId: t.tenantId,
+    method: 'POST',
+    route: '/auth/token',
+    status: 200,
+  });
   expect(typeof lines[0].durationMs).toBe('number');
 });

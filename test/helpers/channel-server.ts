@@ -76,7 +76,13 @@ export class ChannelServer {
       this.errorNext--;
       return send(503, { message: 'try later' });
     }
-    this.received.push({ sku, idempotencyKey: String(req.headers['idempotency-key'] ?? ''), signatureValid: sig === signature(this.secret, ts, text), body: JSON.parse(text), at: Date.now() });
+    this.received.push({
+      sku,
+      idempotencyKey: String(req.headers['idempotency-key'] ?? ''),
+      signatureValid: sig === signature(this.secret, ts, text),
+      body: JSON.parse(text),
+      at: Date.now(),
+    });
     if (this.holding) await new Promise<void>((r) => this.held.push(r));
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     const fail = this.failSkus.get(sku);

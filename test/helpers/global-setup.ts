@@ -19,7 +19,10 @@ export default async function globalSetup(): Promise<void> {
     log: (line) => process.stderr.write(`[stack] ${line}\n`),
   });
   const file = join(dataDir, 'stack.json');
-  writeFileSync(file, JSON.stringify({ env: stack.env, apiUrl: stack.apiUrl, temporalUiUrl: stack.temporalUiUrl, dataDir }));
+  writeFileSync(
+    file,
+    JSON.stringify({ env: stack.env, apiUrl: stack.apiUrl, temporalUiUrl: stack.temporalUiUrl, dataDir }),
+  );
   process.env.BO_TEST_STACK = file;
   (globalThis as { __stack?: Stack }).__stack = stack;
   process.stderr.write(`\n[stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${dataDir})\n`);

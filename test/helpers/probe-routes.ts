@@ -15,7 +15,11 @@ export interface Probe {
   name: string;
 }
 
-export const probes = defineCollection<Probe>({ name: 'test_probes', scope: 'tenant', indexes: [{ key: { tenantId: 1, name: 1 } }] });
+export const probes = defineCollection<Probe>({
+  name: 'test_probes',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, name: 1 } }],
+});
 
 export const AREAS = [
   { area: 'orders', prefix: '/orders', read: 'orders:read', write: 'orders:update', notFound: 'orders:not_found' },

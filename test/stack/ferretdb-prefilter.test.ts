@@ -53,7 +53,14 @@ const WORDS = [
 ];
 
 const SEEDED = [
-  { _id: 'd1', tenantId: 't1', status: 'active', brand: 'Acme', tags: ['linen', 'summer'], title: { value: 'Linen shirt' } },
+  {
+    _id: 'd1',
+    tenantId: 't1',
+    status: 'active',
+    brand: 'Acme',
+    tags: ['linen', 'summer'],
+    title: { value: 'Linen shirt' },
+  },
   { _id: 'd2', tenantId: 't1', status: 'draft', brand: 'acme', tags: 'Acme', title: { value: 'LINEN towel' } },
   { _id: 'd3', tenantId: 't2', status: 'active', brand: ['Acme', 'Globex'], title: { value: 'Cotton' } },
   { _id: 'd4', tenantId: 't1', status: ['active'], brand: '[Acme]', title: { value: '\u212Aettle' } },
@@ -81,13 +88,21 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
     ['equality matches an array holding the value', { brand: 'Acme' }, ['65a000000000000000000001', 'd1', 'd3']],
     ['equality is case-sensitive', { brand: 'acme' }, ['d2']],
     ['text that looks like an array is a string', { brand: '[Acme]' }, ['d4']],
-    ['$in', { tenantId: 't1', status: { $in: ['active', 'draft'] } }, ['65a000000000000000000001', 'd1', 'd2', 'd4', 'd6', 'd7', 'd8']],
+    [
+      '$in',
+      { tenantId: 't1', status: { $in: ['active', 'draft'] } },
+      ['65a000000000000000000001', 'd1', 'd2', 'd4', 'd6', 'd7', 'd8'],
+    ],
     ['$eq', { status: { $eq: 'draft' } }, ['d2']],
     ['escaped characters are left to Go', { brand: 'a"quote' }, ['d5']],
     ['HTML characters are left to Go', { brand: '<b>&amp;' }, ['d6']],
     ['U+2028 is left to Go', { brand: 'line\u2028sep' }, ['d8']],
     ['non-ASCII strings', { brand: 'Crème brûlée' }, ['d7']],
-    ['ObjectId _id among others', { tenantId: 't1', _id: new ObjectId('65a000000000000000000001') }, ['65a000000000000000000001']],
+    [
+      'ObjectId _id among others',
+      { tenantId: 't1', _id: new ObjectId('65a000000000000000000001') },
+      ['65a000000000000000000001'],
+    ],
     ['string _id with $in', { _id: { $in: ['d1', 'd2', 'nope'] } }, ['d1', 'd2']],
     ['regex, case-insensitive, on a dotted path', { 'title.value': /linen/i }, ['d1', 'd2']],
     ['regex, case-sensitive', { 'title.value': /LINEN/ }, ['d2']],
@@ -95,8 +110,16 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
     ['regex on an array field', { tags: /^linen$/ }, ['d1']],
     ['Kelvin sign folds to k', { 'title.value': /kettle/i }, ['d4']],
     ['long s folds to s', { 'title.value': /glass/i }, ['d5']],
-    ['$or of regexes and $and', { $and: [{ tenantId: 't1' }, { $or: [{ brand: /acme/i }, { tags: /acme/i }] }] }, ['65a000000000000000000001', 'd1', 'd2', 'd4']],
-    ['$or with a branch that cannot be pushed', { $or: [{ brand: 'Acme' }, { price: 5 }] }, ['65a000000000000000000001', 'd1', 'd3', 'd5', 'd6']],
+    [
+      '$or of regexes and $and',
+      { $and: [{ tenantId: 't1' }, { $or: [{ brand: /acme/i }, { tags: /acme/i }] }] },
+      ['65a000000000000000000001', 'd1', 'd2', 'd4'],
+    ],
+    [
+      '$or with a branch that cannot be pushed',
+      { $or: [{ brand: 'Acme' }, { price: 5 }] },
+      ['65a000000000000000000001', 'd1', 'd3', 'd5', 'd6'],
+    ],
     ['null matches missing', { tenantId: 't1', status: null }, ['d10', 'd5']],
     ['nested field equality', { 'nested.brand': 'Acme' }, ['d8']],
     ['no match', { tenantId: 't1', brand: 'Nobody' }, []],
@@ -121,7 +144,10 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
     const other = deps.db.collection('test_prefilter_writes');
     await other.deleteMany({});
     await other.insertMany(SEEDED as Document[]);
-    const updated = await other.updateMany({ tenantId: 't1', brand: { $in: ['Acme', 'acme'] } }, { $set: { touched: true } });
+    const updated = await other.updateMany(
+      { tenantId: 't1', brand: { $in: ['Acme', 'acme'] } },
+      { $set: { touched: true } },
+    );
     expect(updated.modifiedCount).toBe(3);
     expect(await ids(other, { touched: true })).toEqual(['65a000000000000000000001', 'd1', 'd2']);
     const deleted = await other.deleteMany({ $or: [{ 'title.value': /linen/i }, { brand: 'Acme' }] });
@@ -136,12 +162,23 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
     const doc = fc.record({ a: value, b: value, c: fc.record({ d: value }) }, { requiredKeys: [] });
     const field = fc.constantFrom('a', 'b', 'c.d');
     // a RegExp's source writes U+2028 as \u2028, which the server's regex syntax refuses
-    const literal = fc.constantFrom(...WORDS.filter((w) => w && !w.includes('\u2028')), 'lin', 'ACM', 'kettle', 'glass', 'e b');
+    const literal = fc.constantFrom(
+      ...WORDS.filter((w) => w && !w.includes('\u2028')),
+      'lin',
+      'ACM',
+      'kettle',
+      'glass',
+      'e b',
+    );
     const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const leaf = fc.oneof(
       fc.record({ f: field, v: word }).map(({ f, v }) => ({ [f]: v })),
-      fc.record({ f: field, vs: fc.array(word, { minLength: 1, maxLength: 3 }) }).map(({ f, vs }) => ({ [f]: { $in: vs } })),
-      fc.record({ f: field, s: literal, i: fc.boolean() }).map(({ f, s, i }) => ({ [f]: new RegExp(escape(s), i ? 'i' : '') })),
+      fc
+        .record({ f: field, vs: fc.array(word, { minLength: 1, maxLength: 3 }) })
+        .map(({ f, vs }) => ({ [f]: { $in: vs } })),
+      fc
+        .record({ f: field, s: literal, i: fc.boolean() })
+        .map(({ f, s, i }) => ({ [f]: new RegExp(escape(s), i ? 'i' : '') })),
     );
     const filter = fc.oneof(
       leaf,
@@ -150,13 +187,17 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
       fc.tuple(leaf, leaf).map(([x, y]) => ({ ...x, ...y })),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 12 }), fc.array(filter, { minLength: 1, maxLength: 5 }), async (docs, filters) => {
-        await scratch.deleteMany({});
-        await scratch.insertMany(docs.map((d, i) => ({ _id: `g${i}`, ...d })) as Document[]);
-        for (const f of filters) {
-          expect(await ids(scratch, f)).toEqual(await ids(scratch, unpushed(f)));
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(doc, { minLength: 1, maxLength: 12 }),
+        fc.array(filter, { minLength: 1, maxLength: 5 }),
+        async (docs, filters) => {
+          await scratch.deleteMany({});
+          await scratch.insertMany(docs.map((d, i) => ({ _id: `g${i}`, ...d })) as Document[]);
+          for (const f of filters) {
+            expect(await ids(scratch, f)).toEqual(await ids(scratch, unpushed(f)));
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -32,7 +32,11 @@ afterAll(() => deps.close());
 
 function worker(taskQueue: string, name: string): Proc {
   const { env, dataDir } = testStack();
-  return startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), { cwd: ROOT, logDir: join(dataDir, 'logs'), env: { ...process.env, ...env, MONGODB_DB: DATABASE, TEMPORAL_TASK_QUEUE: taskQueue } });
+  return startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
+    cwd: ROOT,
+    logDir: join(dataDir, 'logs'),
+    env: { ...process.env, ...env, MONGODB_DB: DATABASE, TEMPORAL_TASK_QUEUE: taskQueue },
+  });
 }
 
 test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
@@ -48,7 +52,16 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     const sku = `K${i}`;
     if (kind === 0 && records.length + 2 <= ROWS) {
       products++;
-      for (const v of [1, 2]) records.push({ sku, title: `Product ${i}`, price: '10', 'variant.sku': `${sku}-V${v}`, 'variant.title': `V${v}`, 'variant.price': String(10 + v), 'variant.position': String(v - 1) });
+      for (const v of [1, 2])
+        records.push({
+          sku,
+          title: `Product ${i}`,
+          price: '10',
+          'variant.sku': `${sku}-V${v}`,
+          'variant.title': `V${v}`,
+          'variant.price': String(10 + v),
+          'variant.position': String(v - 1),
+        });
     } else if (kind === 2) {
       invalid++;
       records.push({ sku, title: `Bad ${i}`, price: '-1' });
@@ -58,7 +71,9 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     }
   }
   const s3Key = `uploads/${tenantId}/kill-test.csv`;
-  await deps.s3.send(new PutObjectCommand({ Bucket: deps.config.s3.bucket, Key: s3Key, Body: toCsvText(nativeLayout.columns, records) }));
+  await deps.s3.send(
+    new PutObjectCommand({ Bucket: deps.config.s3.bucket, Key: s3Key, Body: toCsvText(nativeLayout.columns, records) }),
+  );
 
   const first = worker(taskQueue, 'worker-kill-1');
   const { job } = await new Jobs(deps.temporal, taskQueue).start(tenantDb, {
@@ -66,26 +81,52 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     prefix: 'csvimp',
     workflowType: 'csvImportWorkflow',
     args: (jobId): [CsvImportInput] => [
-      { tenantId, jobId, s3Key, config: { format: 'native', createIfNotExists: true, skipErrorRows: true, enableSideEffects: false }, actor: keyId, operationId: `bop_${jobId}`, chunkSize: ASYNC_LIMITS.chunkSize },
+      {
+        tenantId,
+        jobId,
+        s3Key,
+        config: { format: 'native', createIfNotExists: true, skipErrorRows: true, enableSideEffects: false },
+        actor: keyId,
+        operationId: `bop_${jobId}`,
+        chunkSize: ASYNC_LIMITS.chunkSize,
+      },
     ],
   });
   const handle = deps.temporal.workflow.getHandle(job.workflowId);
   const progress = () => handle.query<ImportProgress>('progress');
   // kill it once a good part is done, but not all
-  await waitFor('import under way', async () => (await progress()).processedRows >= ROWS / 4, { timeoutMs: 600_000, proc: first });
+  await waitFor('import under way', async () => (await progress()).processedRows >= ROWS / 4, {
+    timeoutMs: 600_000,
+    proc: first,
+  });
   first.child.kill('SIGKILL');
   await first.exited;
-  const atKill = (await deps.db.collection('products').countDocuments({ tenantId }));
+  const atKill = await deps.db.collection('products').countDocuments({ tenantId });
   expect(atKill).toBeLessThan(products);
 
   const second = worker(taskQueue, 'worker-kill-2');
   try {
     const result = await handle.result();
     expect(result.created + result.updated + result.failed + result.skipped).toBe(ROWS);
-    expect(result).toMatchObject({ status: 'completed', totalRows: ROWS, processedRows: ROWS, failed: invalid, created: ROWS - invalid, updated: 0, skipped: 0 });
+    expect(result).toMatchObject({
+      status: 'completed',
+      totalRows: ROWS,
+      processedRows: ROWS,
+      failed: invalid,
+      created: ROWS - invalid,
+      updated: 0,
+      skipped: 0,
+    });
     expect(await deps.db.collection('products').countDocuments({ tenantId })).toBe(products);
     const claims = await deps.db.collection('product_skus').countDocuments({ tenantId });
-    const distinct = new Set((await deps.db.collection('product_skus').find({ tenantId }, { projection: { sku: 1 } }).toArray()).map((c) => c.sku));
+    const distinct = new Set(
+      (
+        await deps.db
+          .collection('product_skus')
+          .find({ tenantId }, { projection: { sku: 1 } })
+          .toArray()
+      ).map((c) => c.sku),
+    );
     expect(distinct.size).toBe(claims);
     expect((await tenantDb.collection(jobs).findOne({ _id: job._id }))?.status).toBe('completed');
   } finally {

@@ -13,9 +13,20 @@ import { http } from '../helpers/stack';
 const ROOT = join(__dirname, '..', '..');
 jest.setTimeout(180_000);
 
-const PORT_ENV = ['PORT', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'TEMPORAL_HTTP_PORT', 'TEMPORAL_METRICS_PORT', 'MONGODB_PORT', 'S3_PORT', 'S3_CONSOLE_PORT'];
+const PORT_ENV = [
+  'PORT',
+  'TEMPORAL_PORT',
+  'TEMPORAL_UI_PORT',
+  'TEMPORAL_HTTP_PORT',
+  'TEMPORAL_METRICS_PORT',
+  'MONGODB_PORT',
+  'S3_PORT',
+  'S3_CONSOLE_PORT',
+];
 
-async function startOnce(env: Record<string, string>): Promise<{ stop: () => Promise<number | null>; output: () => string }> {
+async function startOnce(
+  env: Record<string, string>,
+): Promise<{ stop: () => Promise<number | null>; output: () => string }> {
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'start.ts')], {
     cwd: ROOT,
     // only the variables a user would have: no external addresses, so every server is embedded

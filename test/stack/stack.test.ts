@@ -47,7 +47,13 @@ describe('Temporal', () => {
     expect(described.searchAttributes).toMatchObject({ TenantId: [a.tenantId], JobType: ['ping'] });
 
     // a repeated start with the same Idempotency-Key is the same job
-    const again = await jobsApi.start(a, { type: 'ping', prefix: 'ping', workflowType: 'pingWorkflow', args: () => [], idempotencyKey: 'idem-1' });
+    const again = await jobsApi.start(a, {
+      type: 'ping',
+      prefix: 'ping',
+      workflowType: 'pingWorkflow',
+      args: () => [],
+      idempotencyKey: 'idem-1',
+    });
     expect(again).toMatchObject({ created: false, job: { _id: job._id } });
 
     // another tenant cannot see or address it
@@ -70,7 +76,9 @@ describe('MongoDB wire protocol (FerretDB)', () => {
     await col.insertOne({ tenantId: 't1', sku: 'ABC' });
     const err = await col.insertOne({ tenantId: 't1', sku: 'ABC' }).catch((e: unknown) => e);
     expect(isDuplicateKeyError(err)).toBe(true);
-    const bulkErr = await col.bulkWrite([{ insertOne: { document: { tenantId: 't1', sku: 'ABC' } } }]).catch((e: unknown) => e);
+    const bulkErr = await col
+      .bulkWrite([{ insertOne: { document: { tenantId: 't1', sku: 'ABC' } } }])
+      .catch((e: unknown) => e);
     expect(isDuplicateKeyError(bulkErr)).toBe(true);
     expect(await col.countDocuments({ tenantId: 't1', sku: 'ABC' })).toBe(1);
     await col.insertOne({ tenantId: 't2', sku: 'ABC' }); // unique per tenant only
@@ -82,7 +90,12 @@ describe('single-document atomicity (the embedded FerretDB serializes writes, as
     const col = deps.db.collection('test_atomic');
     const { insertedId } = await col.insertOne({ state: 'pending' });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => col.findOneAndUpdate({ _id: insertedId, state: 'pending' }, { $set: { state: i % 2 ? 'accepted' : 'rejected', by: i } })),
+      Array.from({ length: 20 }, (_, i) =>
+        col.findOneAndUpdate(
+          { _id: insertedId, state: 'pending' },
+          { $set: { state: i % 2 ? 'accepted' : 'rejected', by: i } },
+        ),
+      ),
     );
     expect(results.filter((r) => r !== null)).toHaveLength(1);
   });
@@ -91,7 +104,9 @@ describe('single-document atomicity (the embedded FerretDB serializes writes, as
     const col = deps.db.collection('test_atomic');
     const { insertedId } = await col.insertOne({ n: 0, stock: 10 });
     await Promise.all(Array.from({ length: 200 }, () => col.updateOne({ _id: insertedId }, { $inc: { n: 1 } })));
-    const decrements = await Promise.all(Array.from({ length: 50 }, () => col.updateOne({ _id: insertedId, stock: { $gte: 1 } }, { $inc: { stock: -1 } })));
+    const decrements = await Promise.all(
+      Array.from({ length: 50 }, () => col.updateOne({ _id: insertedId, stock: { $gte: 1 } }, { $inc: { stock: -1 } })),
+    );
     expect(decrements.filter((r) => r.modifiedCount === 1)).toHaveLength(10);
     expect(await col.findOne({ _id: insertedId })).toMatchObject({ n: 200, stock: 0 });
   });
@@ -124,7 +139,9 @@ describe('object store (MinIO)', () => {
     const res = await post(url, fields, Buffer.alloc(2048, 'a'));
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('EntityTooLarge');
-    await expect(deps.s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: key }))).rejects.toMatchObject({ name: 'NotFound' });
+    await expect(deps.s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: key }))).rejects.toMatchObject({
+      name: 'NotFound',
+    });
   });
 
   test('MinIO itself refuses a key outside the signed one (another prefix)', async () => {
@@ -133,7 +150,9 @@ describe('object store (MinIO)', () => {
     const other = `uploads/ten_other/${randomBytes(6).toString('hex')}.csv`;
     const res = await post(url, fields, Buffer.from('a,b\n'), other);
     expect(res.status).toBe(403);
-    await expect(deps.s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: other }))).rejects.toMatchObject({ name: 'NotFound' });
+    await expect(deps.s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: other }))).rejects.toMatchObject({
+      name: 'NotFound',
+    });
   });
 
   test('an empty upload is refused (1 byte minimum)', async () => {

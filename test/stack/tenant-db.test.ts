@@ -10,7 +10,11 @@ interface Item {
   sku: string;
   qty: number;
 }
-const items = defineCollection<Item>({ name: 'test_items', scope: 'tenant', indexes: [{ key: { tenantId: 1, sku: 1 }, options: { unique: true } }] });
+const items = defineCollection<Item>({
+  name: 'test_items',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, sku: 1 }, options: { unique: true } }],
+});
 
 let deps: TestDeps;
 let a: TenantDb;
@@ -33,9 +37,17 @@ test('inserts are stamped with the tenant; reads see only their tenant, even whe
   expect(await deps.db.collection(items.name).findOne({ _id: 'a1' as never })).toMatchObject({ tenantId: a.tenantId });
   expect(await a.collection(items).countDocuments()).toBe(2);
   expect(await b.collection(items).findOne({ _id: 'a1' })).toBeNull();
-  expect(await b.collection(items).find({ tenantId: a.tenantId } as never).toArray()).toEqual([expect.objectContaining({ _id: 'b1' })]);
+  expect(
+    await b
+      .collection(items)
+      .find({ tenantId: a.tenantId } as never)
+      .toArray(),
+  ).toEqual([expect.objectContaining({ _id: 'b1' })]);
   expect((await b.collection(items).distinct('sku')).sort()).toEqual(['X']);
-  const agg = await a.collection(items).aggregate([{ $group: { _id: null, total: { $sum: '$qty' } } }]).toArray();
+  const agg = await a
+    .collection(items)
+    .aggregate([{ $group: { _id: null, total: { $sum: '$qty' } } }])
+    .toArray();
   expect(agg[0].total).toBe(3);
 });
 
@@ -43,11 +55,13 @@ test("updates, deletes and bulk writes cannot reach another tenant's documents",
   expect((await b.collection(items).updateOne({ _id: 'a1' }, { $set: { qty: 99 } })).matchedCount).toBe(0);
   expect((await b.collection(items).deleteMany({ sku: 'Y' })).deletedCount).toBe(0);
   expect(await b.collection(items).findOneAndUpdate({ _id: 'a2' }, { $inc: { qty: 1 } })).toBeNull();
-  const res = await b.collection(items).bulkWrite([
-    { updateOne: { filter: { _id: 'a1' }, update: { $set: { qty: 50 } } } },
-    { deleteOne: { filter: { _id: 'a2' } } },
-    { updateOne: { filter: { sku: 'Z' }, update: { $set: { qty: 7 } }, upsert: true } },
-  ]);
+  const res = await b
+    .collection(items)
+    .bulkWrite([
+      { updateOne: { filter: { _id: 'a1' }, update: { $set: { qty: 50 } } } },
+      { deleteOne: { filter: { _id: 'a2' } } },
+      { updateOne: { filter: { sku: 'Z' }, update: { $set: { qty: 7 } }, upsert: true } },
+    ]);
   expect(res.matchedCount + res.deletedCount).toBe(0);
   expect(await deps.db.collection(items.name).findOne({ _id: 'a1' as never })).toMatchObject({ qty: 1 });
   // the upsert landed in b, stamped with b's tenant
@@ -66,7 +80,9 @@ test('every declared index of a tenant collection starts with tenantId; system c
   for (const def of allCollections.filter((d) => d.scope === 'tenant')) {
     for (const index of def.indexes) expect(Object.keys(index.key)[0]).toBe('tenantId');
   }
-  expect(() => defineCollection({ name: 'bad', scope: 'tenant', indexes: [{ key: { sku: 1 } }] })).toThrow(/must start with tenantId/);
+  expect(() => defineCollection({ name: 'bad', scope: 'tenant', indexes: [{ key: { sku: 1 } }] })).toThrow(
+    /must start with tenantId/,
+  );
   const system = allCollections.find((d) => d.scope === 'system')!;
   expect(() => a.collection(system)).toThrow(/not a tenant-scoped/);
 });

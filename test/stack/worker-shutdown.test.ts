@@ -47,7 +47,10 @@ test('SIGTERM mid-activity: the activity completes once, the worker exits 0, the
     workflowType: 'pingWorkflow',
     args: (jobId) => [{ tenantId: tenant.tenantId, jobId, message: 'graceful', holdMs: 2500 }],
   });
-  await waitFor('job processing', async () => (await tenant.collection(jobs).findOne({ _id: job._id }))?.status === 'processing');
+  await waitFor(
+    'job processing',
+    async () => (await tenant.collection(jobs).findOne({ _id: job._id }))?.status === 'processing',
+  );
   await new Promise((r) => setTimeout(r, 500)); // the activity is now in hand
 
   first.child.kill('SIGTERM');
@@ -61,7 +64,9 @@ test('SIGTERM mid-activity: the activity completes once, the worker exits 0, the
     const record = await tenant.collection(jobs).findOne({ _id: job._id });
     expect(record).toMatchObject({ status: 'completed', result: { pid: first.child.pid } });
     const history = await deps.temporal.workflow.getHandle(job.workflowId).fetchHistory();
-    const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'ping');
+    const scheduled = history.events!.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'ping',
+    );
     const started = history.events!.filter((e) => e.activityTaskStartedEventAttributes);
     expect(scheduled).toHaveLength(1);
     expect(started.filter((e) => Number(e.activityTaskStartedEventAttributes!.attempt) > 1)).toHaveLength(0);

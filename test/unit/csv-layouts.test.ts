@@ -5,7 +5,18 @@ import { stringify } from 'csv-stringify/sync';
 import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../../shared/csv/layout';
 import { shopifyLayout, SHOPIFY_COLUMNS } from '../../shared/csv/layouts/shopify';
 import { woocommerceLayout } from '../../shared/csv/layouts/woocommerce';
-import { decodeWooText, encodeWooText, joinWooList, parseBool, parseMoney, splitWooList, unprefixFormula, prefixFormula, parseCategoryPath, deriveSku } from '../../shared/csv/layouts/values';
+import {
+  decodeWooText,
+  encodeWooText,
+  joinWooList,
+  parseBool,
+  parseMoney,
+  splitWooList,
+  unprefixFormula,
+  prefixFormula,
+  parseCategoryPath,
+  deriveSku,
+} from '../../shared/csv/layouts/values';
 import { normalizeProduct } from '../../shared/products/normalize';
 import { crossFieldErrors, validateProductInput } from '../../shared/products/rules';
 import type { ProductInput } from '../../shared/products/types';
@@ -20,7 +31,13 @@ const FIXTURES = join(__dirname, '../../../shared/fixtures/csv');
 
 /** CSV text → records as the import reads them: header is row 1, records from row 2. */
 function readCsv(text: string | Buffer): CsvRecord[] {
-  const parsed = parseCsv(text, { columns: true, bom: true, skip_empty_lines: true, relax_column_count: true, info: true }) as unknown as {
+  const parsed = parseCsv(text, {
+    columns: true,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+    info: true,
+  }) as unknown as {
     record: Record<string, string>;
   }[];
   return parsed.map((r, i) => ({ row: i + 2, values: r.record }));
@@ -41,7 +58,10 @@ function present(p: ProductInput, i: number): PresentedProduct {
     id: (i + 1).toString(16).padStart(24, '0'),
     tenantId: 'ten_test',
     ...structuredClone(p),
-    variants: p.variants.map((v) => ({ ...structuredClone(v), minAlertStock: v.minAlertStock ?? p.minAlertStock ?? 5 })),
+    variants: p.variants.map((v) => ({
+      ...structuredClone(v),
+      minAlertStock: v.minAlertStock ?? p.minAlertStock ?? 5,
+    })),
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
   };
@@ -69,7 +89,11 @@ function withoutIds(p: ProductInput): unknown {
     ...p,
     media: p.media.map(({ id: _id, ...m }) => m),
     options: p.options.map(({ id: _id, ...o }) => o),
-    variants: p.variants.map(({ id: _id, imageId, options, ...v }) => ({ ...v, image: srcOf(imageId), options: options.map((o) => ({ name: o.name, value: o.value })) })),
+    variants: p.variants.map(({ id: _id, imageId, options, ...v }) => ({
+      ...v,
+      image: srcOf(imageId),
+      options: options.map((o) => ({ name: o.name, value: o.value })),
+    })),
   };
 }
 
@@ -84,11 +108,23 @@ interface Expectation {
 const FILES: Expectation[] = [
   { file: 'shopify_export_packt_product_data.csv', layout: shopifyLayout, records: 21, products: 20, variants: 2 },
   { file: 'shopify_product_template_legacy_2019.csv', layout: shopifyLayout, records: 3, products: 1, variants: 3 },
-  { file: 'shopify_template_2024_headers_shelfshift.csv', layout: shopifyLayout, records: 16, products: 3, variants: 16 },
+  {
+    file: 'shopify_template_2024_headers_shelfshift.csv',
+    layout: shopifyLayout,
+    records: 16,
+    products: 3,
+    variants: 16,
+  },
   // 2 variable parents with their 7 variations, 12 simple, 2 downloadable/virtual, 1 grouped, 1 external
   { file: 'woocommerce_sample_products.csv', layout: woocommerceLayout, records: 25, products: 18, variants: 7 },
   // 2 variable parents without variations, 7 simple
-  { file: 'woocommerce_experimental_fashion_sample_9_products.csv', layout: woocommerceLayout, records: 9, products: 9, variants: 0 },
+  {
+    file: 'woocommerce_experimental_fashion_sample_9_products.csv',
+    layout: woocommerceLayout,
+    records: 9,
+    products: 9,
+    variants: 0,
+  },
 ];
 
 const parsedCache = new Map<string, { records: CsvRecord[]; parsed: ParsedProduct[] }>();
@@ -185,13 +221,32 @@ describe('Shopify', () => {
     const { parsed } = load(FILES[1]);
     const shirt = bodyOf(parsed, 'EXAMPLE-T-SHIRT');
     expect(shirt.status).toBe('active');
-    expect(shirt.options[0]).toEqual({ id: 'option1', name: 'Title', values: ['Lithograph - Height: 9" x Width: 12"', 'Small', 'Medium'] });
-    expect(shirt.variants.map((v: any) => v.sku)).toEqual(['EXAMPLE-T-SHIRT-LITHOGRAPH-HEIGHT-9-X-WIDTH-12', 'EXAMPLE-SHIRT-S', 'EXAMPLE-SHIRT-M']);
-    expect(shirt.variants[0]).toMatchObject({ title: { value: 'Lithograph - Height: 9" x Width: 12"' }, price: 25, shipping: { weight: 3629, weightUnit: 'g' } });
+    expect(shirt.options[0]).toEqual({
+      id: 'option1',
+      name: 'Title',
+      values: ['Lithograph - Height: 9" x Width: 12"', 'Small', 'Medium'],
+    });
+    expect(shirt.variants.map((v: any) => v.sku)).toEqual([
+      'EXAMPLE-T-SHIRT-LITHOGRAPH-HEIGHT-9-X-WIDTH-12',
+      'EXAMPLE-SHIRT-S',
+      'EXAMPLE-SHIRT-M',
+    ]);
+    expect(shirt.variants[0]).toMatchObject({
+      title: { value: 'Lithograph - Height: 9" x Width: 12"' },
+      price: 25,
+      shipping: { weight: 3629, weightUnit: 'g' },
+    });
     expect(shirt.variants[0].compareAtPrice).toBeUndefined();
-    expect(shirt.variants[1]).toMatchObject({ price: 19.99, compareAtPrice: 24.99, shipping: { weight: 200, weightUnit: 'g' } });
+    expect(shirt.variants[1]).toMatchObject({
+      price: 19.99,
+      compareAtPrice: 24.99,
+      shipping: { weight: 200, weightUnit: 'g' },
+    });
     expect(shirt.price).toBe(19.99);
-    expect(shirt.seo).toEqual({ metaTitle: 'Our awesome T-shirt in 70 characters or less.', metaDescription: 'A great description of your products in 320 characters or less' });
+    expect(shirt.seo).toEqual({
+      metaTitle: 'Our awesome T-shirt in 70 characters or less.',
+      metaDescription: 'A great description of your products in 320 characters or less',
+    });
     expect(shirt.categoryMap).toEqual([{ domain: 'google', value: 'Apparel & Accessories > Clothing' }]);
     expect(shirt.tags).toEqual(['mens t-shirt example']);
   });
@@ -200,17 +255,30 @@ describe('Shopify', () => {
     const { parsed } = load(FILES[2]);
     const tee = bodyOf(parsed, 'PHYSICAL-PRODUCT-THE-BAND-T-SHIRT');
     expect(tee.title.value).toBe('Physical Product \u201cThe Band\u201d T-Shirt');
-    expect(tee.category).toEqual({ name: 'T-Shirts', path: 'Apparel & Accessories > Clothing > Clothing Tops > T-Shirts' });
+    expect(tee.category).toEqual({
+      name: 'T-Shirts',
+      path: 'Apparel & Accessories > Clothing > Clothing Tops > T-Shirts',
+    });
     expect(tee.options).toEqual([
       { id: 'option1', name: 'Size', values: ['Small', 'Medium', 'Large', 'XL'] },
       { id: 'option2', name: 'Color', values: ['green', 'gray', 'red'] },
     ]);
     expect(tee.variants).toHaveLength(12);
-    expect(tee.variants[4]).toMatchObject({ sku: 'THEBANDTSHIRT-MA', title: { value: 'Medium / gray' }, barcode: '5784397769', cost: 11, sellIfOutOfStock: false, shipping: { weight: 177, weightUnit: 'g' } });
+    expect(tee.variants[4]).toMatchObject({
+      sku: 'THEBANDTSHIRT-MA',
+      title: { value: 'Medium / gray' },
+      barcode: '5784397769',
+      cost: 11,
+      sellIfOutOfStock: false,
+      shipping: { weight: 177, weightUnit: 'g' },
+    });
     expect(tee.media).toHaveLength(1); // rows 2–6 give a position and alt text but no URL
     // SEO title 63 > 60 and description > 160: kept whole in Shopify's own metafields
     expect(tee.seo).toBeUndefined();
-    expect(tee.metafields.map((m: any) => `${m.namespace}.${m.key}`)).toEqual(['global.title_tag', 'global.description_tag']);
+    expect(tee.metafields.map((m: any) => `${m.namespace}.${m.key}`)).toEqual([
+      'global.title_tag',
+      'global.description_tag',
+    ]);
     expect(tee.metafields[0].value).toBe('Vintage The Band Graphic T-Shirt: Iconic Rock Music Tribute Tee');
 
     const book = bodyOf(parsed, 'DIGITAL-PRODUCT-THE-HISTORY-OF-ROCK-MUSIC');
@@ -225,7 +293,14 @@ describe('Shopify', () => {
 
     const perfume = bodyOf(parsed, 'EXAMPLE-PERFUME');
     expect(perfume.status).toBe('active'); // Status wins over "Published on online store" FALSE
-    expect(perfume.variants).toEqual([expect.objectContaining({ sku: 'EX-PERF-MEN', price: 74.99, compareAtPrice: 80, options: [{ id: 'option1', name: 'Title', value: 'Premium' }] })]);
+    expect(perfume.variants).toEqual([
+      expect.objectContaining({
+        sku: 'EX-PERF-MEN',
+        price: 74.99,
+        compareAtPrice: 80,
+        options: [{ id: 'option1', name: 'Title', value: 'Premium' }],
+      }),
+    ]);
   });
 
   test('rows of one handle need not be adjacent; image-only rows add media; archived is disabled', () => {
@@ -265,15 +340,33 @@ describe('Shopify', () => {
   });
 
   test('a row problem names its column and row', () => {
-    const parsed = shopifyLayout.parse(readCsv('Handle,Title,Variant Price,Image Src\nx,X,abc,ftp://nope\n,,,\n,,5,\n'));
+    const parsed = shopifyLayout.parse(
+      readCsv('Handle,Title,Variant Price,Image Src\nx,X,abc,ftp://nope\n,,,\n,,5,\n'),
+    );
     expect(parsed).toHaveLength(2);
     expect(parsed[0].body).toBeNull();
-    expect(parsed[0].errors).toEqual(['Image Src (row 2): is not an http:// or https:// URL: "ftp://nope"', 'Variant Price (row 2): is not a number: "abc"']);
-    expect(parsed[1]).toMatchObject({ rows: [4], body: null, errors: ['Handle (row 4): required (the handle names the product a row belongs to)'] });
+    expect(parsed[0].errors).toEqual([
+      'Image Src (row 2): is not an http:// or https:// URL: "ftp://nope"',
+      'Variant Price (row 2): is not a number: "abc"',
+    ]);
+    expect(parsed[1]).toMatchObject({
+      rows: [4],
+      body: null,
+      errors: ['Handle (row 4): required (the handle names the product a row belongs to)'],
+    });
   });
 
   test('export header: the 2021 names, Product Category, and the product SKU metafield column', () => {
-    expect(SHOPIFY_COLUMNS.slice(0, 8)).toEqual(['Handle', 'Title', 'Body (HTML)', 'Vendor', 'Product Category', 'Type', 'Tags', 'Published']);
+    expect(SHOPIFY_COLUMNS.slice(0, 8)).toEqual([
+      'Handle',
+      'Title',
+      'Body (HTML)',
+      'Vendor',
+      'Product Category',
+      'Type',
+      'Tags',
+      'Published',
+    ]);
     expect(SHOPIFY_COLUMNS).toContain('Status');
     expect(SHOPIFY_COLUMNS[SHOPIFY_COLUMNS.length - 1]).toBe('Product SKU (product.metafields.custom.sku)');
   });
@@ -290,9 +383,19 @@ describe('WooCommerce', () => {
       { id: 'option2', name: 'Size', values: ['Large', 'Medium', 'Small'] },
     ]);
     // a blank Size on a variation is WooCommerce's "any size": no value for that option
-    expect(tee.variants[0]).toMatchObject({ sku: 'WOO-VNECK-TEE-RED', title: { value: 'V-Neck T-Shirt - Red' }, price: 20, options: [{ id: 'option1', name: 'Color', value: 'Red' }], imageId: 'img-1' });
+    expect(tee.variants[0]).toMatchObject({
+      sku: 'WOO-VNECK-TEE-RED',
+      title: { value: 'V-Neck T-Shirt - Red' },
+      price: 20,
+      options: [{ id: 'option1', name: 'Color', value: 'Red' }],
+      imageId: 'img-1',
+    });
     expect(tee.category).toEqual({ name: 'Tshirts', path: 'Clothing > Tshirts' });
-    expect(tee.shipping).toEqual({ weight: 0.5, weightUnit: 'lb', dimensions: { length: 24, width: 1, height: 2, unit: 'in' } });
+    expect(tee.shipping).toEqual({
+      weight: 0.5,
+      weightUnit: 'lb',
+      dimensions: { length: 24, width: 1, height: 2, unit: 'in' },
+    });
 
     const hoodie = bodyOf(parsed, 'WOO-HOODIE');
     expect(parsed.find((p) => p.sku === 'WOO-HOODIE')!.rows).toEqual([3, 19, 20, 21, 26]);
@@ -300,44 +403,79 @@ describe('WooCommerce', () => {
     expect(hoodie.variants[3]).toMatchObject({ sku: 'WOO-HOODIE-BLUE-LOGO', position: 0, imageId: 'img-4' });
     expect(hoodie.price).toBe(42);
 
-    expect(bodyOf(parsed, 'WOO-BEANIE')).toMatchObject({ price: 18, compareAtPrice: 20, attributes: [{ name: 'Color', value: 'Red' }] });
+    expect(bodyOf(parsed, 'WOO-BEANIE')).toMatchObject({
+      price: 18,
+      compareAtPrice: 20,
+      attributes: [{ name: 'Color', value: 'Red' }],
+    });
     expect(bodyOf(parsed, 'WOO-HOODIE-WITH-LOGO')).toMatchObject({ price: 45 });
     expect(bodyOf(parsed, 'WOO-HOODIE-WITH-LOGO').compareAtPrice).toBeUndefined();
     expect(bodyOf(parsed, 'WOO-TSHIRT-LOGO').title.value).toBe('T-Shirt with Logo'); // SKU Woo-tshirt-logo upper-cased
 
     const album = bodyOf(parsed, 'WOO-ALBUM');
-    expect(album).toMatchObject({ productType: 'digital', shipping: { requiresShipping: false }, price: 15, category: { name: 'Music', path: 'Music' } });
+    expect(album).toMatchObject({
+      productType: 'digital',
+      shipping: { requiresShipping: false },
+      price: 15,
+      category: { name: 'Music', path: 'Music' },
+    });
     expect(album.metafields).toEqual([
       {
         namespace: 'woocommerce',
         key: 'downloads',
         type: 'json',
         value: [
-          { name: 'Single 1', url: 'https://demo.woothemes.com/woocommerce/wp-content/uploads/sites/56/2017/08/single.jpg' },
-          { name: 'Single 2', url: 'https://demo.woothemes.com/woocommerce/wp-content/uploads/sites/56/2017/08/album.jpg' },
+          {
+            name: 'Single 1',
+            url: 'https://demo.woothemes.com/woocommerce/wp-content/uploads/sites/56/2017/08/single.jpg',
+          },
+          {
+            name: 'Single 2',
+            url: 'https://demo.woothemes.com/woocommerce/wp-content/uploads/sites/56/2017/08/album.jpg',
+          },
         ],
       },
     ]);
     expect(bodyOf(parsed, 'WOO-SINGLE')).toMatchObject({ price: 2, compareAtPrice: 3 });
     expect(bodyOf(parsed, 'LOGO-COLLECTION')).toMatchObject({
       price: 0,
-      metafields: [{ namespace: 'woocommerce', key: 'grouped_products', type: 'json', value: ['woo-hoodie-with-logo', 'woo-tshirt', 'woo-beanie'] }],
+      metafields: [
+        {
+          namespace: 'woocommerce',
+          key: 'grouped_products',
+          type: 'json',
+          value: ['woo-hoodie-with-logo', 'woo-tshirt', 'woo-beanie'],
+        },
+      ],
     });
-    expect(bodyOf(parsed, 'WP-PENNANT')).toMatchObject({ price: 11.05, metafields: [{ key: 'external_url', value: 'https://mercantile.wordpress.org/product/wordpress-pennant/' }, { key: 'button_text' }] });
+    expect(bodyOf(parsed, 'WP-PENNANT')).toMatchObject({
+      price: 11.05,
+      metafields: [
+        { key: 'external_url', value: 'https://mercantile.wordpress.org/product/wordpress-pennant/' },
+        { key: 'button_text' },
+      ],
+    });
   });
 
   test('fashion sample: multi-line descriptions (CRLF inside quotes), variable parents without variations', () => {
     const { parsed } = load(FILES[4]);
     const sweater = bodyOf(parsed, 'WOO-FASION-SWEATER');
     expect(sweater.htmlDescription.value).toMatch(/Mauris placerat eleifend leo\.\n\nPhotography by @cottonbro\.$/);
-    expect(sweater).toMatchObject({ price: 16, compareAtPrice: 18, description: { value: 'This is a variable product.' } });
+    expect(sweater).toMatchObject({
+      price: 16,
+      compareAtPrice: 18,
+      description: { value: 'This is a variable product.' },
+    });
     expect(sweater.variants).toBeUndefined();
     expect(sweater.options).toEqual([
       { id: 'option1', name: 'Color', values: ['Green', 'Beige'] },
       { id: 'option2', name: 'Size', values: ['Large', 'Medium', 'Small'] },
     ]);
     expect(sweater.media).toHaveLength(2); // "url1,url2" without a space
-    expect(bodyOf(parsed, 'WOO-FASION-SOCKS')).toMatchObject({ price: 3, options: [{ id: 'option1', name: 'Size', values: [] }] });
+    expect(bodyOf(parsed, 'WOO-FASION-SOCKS')).toMatchObject({
+      price: 3,
+      options: [{ id: 'option1', name: 'Size', values: [] }],
+    });
     expect(bodyOf(parsed, 'WOO-FASION-BLOUSE').price).toBe(0); // no price at all
   });
 
@@ -349,7 +487,12 @@ describe('WooCommerce', () => {
     expect(parsed).toHaveLength(18);
     const hoodie = parsed.find((p) => p.sku === 'WOO-HOODIE')!;
     expect(hoodie.rows).toEqual([2, 7, 8, 9, 25]); // the blue-logo variation is now the first row
-    expect((hoodie.body as any).variants.map((v: any) => v.sku)).toEqual(['WOO-HOODIE-BLUE-LOGO', 'WOO-HOODIE-BLUE', 'WOO-HOODIE-GREEN', 'WOO-HOODIE-RED']);
+    expect((hoodie.body as any).variants.map((v: any) => v.sku)).toEqual([
+      'WOO-HOODIE-BLUE-LOGO',
+      'WOO-HOODIE-BLUE',
+      'WOO-HOODIE-GREEN',
+      'WOO-HOODIE-RED',
+    ]);
 
     const csv = [
       'ID,Type,SKU,Name,Parent,Regular price,Attribute 1 name,Attribute 1 value(s)',
@@ -411,7 +554,13 @@ describe('products made through the API survive export → import in both layout
       { id: 'opt_col', name: 'Color', values: ['Red'] },
     ],
   };
-  const variant = (sku: string, size: string, price: number, position: number, extra: Record<string, unknown> = {}) => ({
+  const variant = (
+    sku: string,
+    size: string,
+    price: number,
+    position: number,
+    extra: Record<string, unknown> = {},
+  ) => ({
     id: `var_${sku}`,
     sku,
     title: { value: `${size} / Red` },
@@ -434,7 +583,13 @@ describe('products made through the API survive export → import in both layout
       seo: { metaTitle: 'Mugs', slug: 'cafe-mug' },
       categoryMap: [{ domain: 'google', value: 'Home & Garden > Kitchen' }],
       variants: [
-        variant('MUG-1-12', '12 oz', 9.5, 0, { compareAtPrice: 12, cost: 3, barcode: '0123', shipping: { weight: 350, weightUnit: 'g' }, imageId: 'med_01B' }),
+        variant('MUG-1-12', '12 oz', 9.5, 0, {
+          compareAtPrice: 12,
+          cost: 3,
+          barcode: '0123',
+          shipping: { weight: 350, weightUnit: 'g' },
+          imageId: 'med_01B',
+        }),
         variant('MUG-1-16', '16, tall', 11, 1, { taxable: false, sellIfOutOfStock: true }),
       ],
     });
@@ -452,10 +607,19 @@ describe('products made through the API survive export → import in both layout
       price: 9.5,
       compareAtPrice: 14,
       taxable: false,
-      shipping: { weight: 0.75, weightUnit: 'lb', dimensions: { length: 4, width: 4, height: 5.5, unit: 'in' }, shippingClass: 'fragile' },
+      shipping: {
+        weight: 0.75,
+        weightUnit: 'lb',
+        dimensions: { length: 4, width: 4, height: 5.5, unit: 'in' },
+        shippingClass: 'fragile',
+      },
       categoryMap: [{ domain: 'woocommerce', value: 'Gifts > For, Her' }],
       variants: [
-        variant('MUG-2-12', '12 oz', 9.5, 2, { compareAtPrice: 12, imageId: 'med_01B', shipping: { weight: 0.5, weightUnit: 'lb' } }),
+        variant('MUG-2-12', '12 oz', 9.5, 2, {
+          compareAtPrice: 12,
+          imageId: 'med_01B',
+          shipping: { weight: 0.5, weightUnit: 'lb' },
+        }),
         variant('MUG-2-16', '16, tall', 11, 1, { sellIfOutOfStock: true, title: { value: 'Tall mug' } }),
       ],
     });

@@ -19,7 +19,13 @@ import { streamProducts, type StreamedFile } from '../../shared/csv/stage';
 const FIXTURES = join(__dirname, '../../../shared/fixtures/csv');
 const LIMITS = { maxRows: 100_000, maxVariantsPerProduct: 500 };
 
-async function streamed(text: string, layout: Layout, mappings?: Record<string, string>, limits = LIMITS, batchSize = 3) {
+async function streamed(
+  text: string,
+  layout: Layout,
+  mappings?: Record<string, string>,
+  limits = LIMITS,
+  batchSize = 3,
+) {
   const got: ParsedProduct[] = [];
   const indexes: number[] = [];
   const opens = { count: 0 };
@@ -40,7 +46,10 @@ async function streamed(text: string, layout: Layout, mappings?: Record<string, 
 /** The same records in another order, renumbered as the new file's rows. */
 function reorder(text: string, order: (n: number) => number[]): string {
   const { columns, records } = parseCsvText(text);
-  return toCsvText(columns, order(records.length).map((i) => records[i].values));
+  return toCsvText(
+    columns,
+    order(records.length).map((i) => records[i].values),
+  );
 }
 
 /** A deterministic shuffle. */
@@ -74,7 +83,12 @@ describe.each(cases)('%s', (name, layout) => {
     const whole = readProducts(file, layout);
     const { file: info, got, indexes, opens } = await streamed(file, layout);
     expect(got).toEqual(whole.parsed);
-    expect(info).toEqual({ rows: whole.rows, products: whole.parsed.length, exceedsRowCap: false, exceedsVariantCap: false });
+    expect(info).toEqual({
+      rows: whole.rows,
+      products: whole.parsed.length,
+      exceedsRowCap: false,
+      exceedsVariantCap: false,
+    });
     expect(indexes).toEqual(Array.from({ length: Math.ceil(got.length / 3) }, (_, i) => i * 3));
     expect(opens).toBe(2);
   });
@@ -98,7 +112,13 @@ test('native: rows of one product apart, a row without SKU, blank records, mappi
 });
 
 test('Shopify: derived SKUs avoid SKUs given later in the file, as in a whole-file parse', async () => {
-  const text = ['Handle,Title,Variant SKU,Option1 Name,Option1 Value,Variant Price', 'mug,Mug,,Color,Red,5', 'cup,Cup,MUG,,,4', 'mug,,,,Blue,5', ',,,,,'].join('\n');
+  const text = [
+    'Handle,Title,Variant SKU,Option1 Name,Option1 Value,Variant Price',
+    'mug,Mug,,Color,Red,5',
+    'cup,Cup,MUG,,,4',
+    'mug,,,,Blue,5',
+    ',,,,,',
+  ].join('\n');
   const whole = readProducts(text, shopifyLayout);
   const { got } = await streamed(text, shopifyLayout);
   expect(got).toEqual(whole.parsed);
@@ -121,7 +141,10 @@ test('WooCommerce: a variation before its parent by id:N, an orphan, a bad type'
 });
 
 test('over the row cap: counted, nothing handed on; over the variant cap likewise', async () => {
-  const text = toCsvText(['sku', 'title', 'price', 'variant.sku'], [1, 2, 3, 4].map((v) => ({ sku: 'P', title: 'P', price: '1', 'variant.sku': `P-${v}` })));
+  const text = toCsvText(
+    ['sku', 'title', 'price', 'variant.sku'],
+    [1, 2, 3, 4].map((v) => ({ sku: 'P', title: 'P', price: '1', 'variant.sku': `P-${v}` })),
+  );
   const rowCap = await streamed(text, nativeLayout, undefined, { maxRows: 3, maxVariantsPerProduct: 500 });
   expect(rowCap.file).toEqual({ rows: 4, products: 0, exceedsRowCap: true, exceedsVariantCap: false });
   expect(rowCap.got).toEqual([]);
@@ -132,5 +155,8 @@ test('over the row cap: counted, nothing handed on; over the variant cap likewis
 });
 
 test('a malformed file is a 400 invalid-import-file', async () => {
-  await expect(streamed('sku,title\n"A,B\n', nativeLayout)).rejects.toMatchObject({ status: 400, code: 'bad-request/invalid-import-file' });
+  await expect(streamed('sku,title\n"A,B\n', nativeLayout)).rejects.toMatchObject({
+    status: 400,
+    code: 'bad-request/invalid-import-file',
+  });
 });

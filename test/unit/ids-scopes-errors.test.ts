@@ -15,7 +15,8 @@ test('job ids carry their prefix and sort by creation time', () => {
 });
 
 test('scopes: the spec list, `all`, and unknown names refused', () => {
-  for (const s of ['orders:update', 'products:import', 'inventory:transfer', 'locations:delete']) expect(SCOPES).toContain(s);
+  for (const s of ['orders:update', 'products:import', 'inventory:transfer', 'locations:delete'])
+    expect(SCOPES).toContain(s);
   expect(parseScopes('all')).toEqual([...SCOPES]);
   expect(parseScopes(' products:read , orders:read ')).toEqual(['products:read', 'orders:read']);
   expect(() => parseScopes('products:read,products:fly')).toThrow('Unknown scope(s): products:fly');

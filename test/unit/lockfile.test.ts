@@ -7,7 +7,8 @@ test('every optional dependency in the lockfile has an entry (run scripts/comple
   const missing: string[] = [];
   for (const [path, entry] of Object.entries<{ optionalDependencies?: Record<string, string> }>(lock.packages)) {
     for (const name of Object.keys(entry.optionalDependencies ?? {})) {
-      if (!lock.packages[`node_modules/${name}`] && !lock.packages[`${path}/node_modules/${name}`]) missing.push(`${name} (of ${path})`);
+      if (!lock.packages[`node_modules/${name}`] && !lock.packages[`${path}/node_modules/${name}`])
+        missing.push(`${name} (of ${path})`);
     }
   }
   expect(missing).toEqual([]);

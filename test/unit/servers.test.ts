@@ -11,7 +11,9 @@ test('without Go and without an address, the message says what to install or set
     expect(() => ensureServerBuilt(SERVERS.ferretdb, () => undefined, ['no-such-go-binary'])).toThrow(
       /Go is not installed.*FerretDB|Go is not installed.*ferretdb.*MONGODB_URI/s,
     );
-    expect(() => ensureServerBuilt(SERVERS.temporal, () => undefined, ['no-such-go-binary'])).toThrow(/TEMPORAL_ADDRESS/);
+    expect(() => ensureServerBuilt(SERVERS.temporal, () => undefined, ['no-such-go-binary'])).toThrow(
+      /TEMPORAL_ADDRESS/,
+    );
     expect(() => ensureServerBuilt(SERVERS.minio, () => undefined, ['no-such-go-binary'])).toThrow(/S3_ENDPOINT/);
   } finally {
     if (saved === undefined) delete process.env.XDG_CACHE_HOME;
@@ -22,5 +24,7 @@ test('without Go and without an address, the message says what to install or set
 
 test('a built server is found in the cache and not rebuilt', () => {
   // the suite's stack is running on these binaries, so they exist; no Go is needed to find them
-  expect(ensureServerBuilt(SERVERS.temporal, () => undefined, ['no-such-go-binary'])).toBe(binaryPath(SERVERS.temporal));
+  expect(ensureServerBuilt(SERVERS.temporal, () => undefined, ['no-such-go-binary'])).toBe(
+    binaryPath(SERVERS.temporal),
+  );
 });

@@ -16,7 +16,12 @@ export async function rollbackWorkflow(input: RollbackWorkflowInput) {
     await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'completed', result: { ...result } });
     return result;
   } catch (err) {
-    await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'failed', error: (err as Error).message });
+    await acts.updateJob({
+      tenantId: input.tenantId,
+      jobId: input.jobId,
+      status: 'failed',
+      error: (err as Error).message,
+    });
     throw err;
   }
 }

@@ -3,7 +3,11 @@ import type { Activities } from '../../activities';
 import type { ExportInput } from '../../activities/csv/export-csv';
 import { failureMessage } from './import.workflow';
 
-const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '2 minutes', retry: { maximumAttempts: 10 } });
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: { maximumAttempts: 10 },
+});
 
 /** An async CSV export: one streaming activity, then the job record says where the file is. */
 export async function csvExportWorkflow(input: ExportInput) {

@@ -57,13 +57,29 @@ export interface CsvImportInput {
  * is kept here and answered by the `progress` query; a killed worker resumes at the chunk it
  * was in, and each chunk is idempotent, so every row is counted once.
  */
-export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportProgress & { errorReportKey: string | null; structuralErrors: string[] }> {
+export async function csvImportWorkflow(
+  input: CsvImportInput,
+): Promise<ImportProgress & { errorReportKey: string | null; structuralErrors: string[] }> {
   const ref = { tenantId: input.tenantId, jobId: input.jobId };
-  const p: ImportProgress = { status: 'processing', totalRows: 0, processedRows: 0, created: 0, updated: 0, failed: 0, skipped: 0, percent: 0 };
+  const p: ImportProgress = {
+    status: 'processing',
+    totalRows: 0,
+    processedRows: 0,
+    created: 0,
+    updated: 0,
+    failed: 0,
+    skipped: 0,
+    percent: 0,
+  };
   setHandler(importProgress, () => p);
   await acts.updateJob({ ...ref, status: 'processing' });
   try {
-    const staged = await acts.stageImport({ ...ref, s3Key: input.s3Key, config: input.config, chunkSize: input.chunkSize });
+    const staged = await acts.stageImport({
+      ...ref,
+      s3Key: input.s3Key,
+      config: input.config,
+      chunkSize: input.chunkSize,
+    });
     p.totalRows = staged.totalRows;
     const structuralErrors = [...staged.structuralErrors];
     if (staged.exceedsRowCap) structuralErrors.push(`the file has ${staged.totalRows} rows, over the cap`);
@@ -74,7 +90,17 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
     if (write && !input.config.skipErrorRows) {
       let failed = 0;
       await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
-        failed += (await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: true })).failed;
+        failed += (
+          await acts.importChunk({
+            ...ref,
+            from,
+            to,
+            config: input.config,
+            operationId: input.operationId,
+            actor: input.actor,
+            dryRun: true,
+          })
+        ).failed;
       });
       write = failed === 0;
       if (!write) {
@@ -85,7 +111,15 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
     }
     if (write) {
       await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
-        const c = await acts.importChunk({ ...ref, from, to, config: input.config, operationId: input.operationId, actor: input.actor, dryRun: false });
+        const c = await acts.importChunk({
+          ...ref,
+          from,
+          to,
+          config: input.config,
+          operationId: input.operationId,
+          actor: input.actor,
+          dryRun: false,
+        });
         p.created += c.created;
         p.updated += c.updated;
         p.failed += c.failed;
@@ -94,12 +128,28 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<ImportPr
         p.percent = p.totalRows ? Math.floor((p.processedRows / p.totalRows) * 100) : 100;
       });
     }
-    const counts = { totalProcessed: p.processedRows, created: p.created, updated: p.updated, skipped: p.skipped, failed: p.failed };
-    const { errorReportKey } = await acts.finishImport({ ...ref, operationId: input.operationId, counts, wrote: write });
+    const counts = {
+      totalProcessed: p.processedRows,
+      created: p.created,
+      updated: p.updated,
+      skipped: p.skipped,
+      failed: p.failed,
+    };
+    const { errorReportKey } = await acts.finishImport({
+      ...ref,
+      operationId: input.operationId,
+      counts,
+      wrote: write,
+    });
     p.status = structuralErrors.length ? 'failed' : 'completed';
     p.percent = 100;
     const result = { ...p, errorReportKey, structuralErrors };
-    await acts.updateJob({ ...ref, status: p.status, result: { ...result }, ...(structuralErrors.length ? { error: structuralErrors.join('; ') } : {}) });
+    await acts.updateJob({
+      ...ref,
+      status: p.status,
+      result: { ...result },
+      ...(structuralErrors.length ? { error: structuralErrors.join('; ') } : {}),
+    });
     return result;
   } catch (err) {
     // an activity failed past its retries: the job ends failed, saying why, rather than processing forever

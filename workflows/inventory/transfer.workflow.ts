@@ -1,6 +1,20 @@
-import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { TRANSFER_MOVES, transferStateCode, type TransferAction, type TransferLine, type TransferStatus } from '../../shared/inventory/transfer-rules';
+import {
+  TRANSFER_MOVES,
+  transferStateCode,
+  type TransferAction,
+  type TransferLine,
+  type TransferStatus,
+} from '../../shared/inventory/transfer-rules';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -43,7 +57,11 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
 
   const allowed = (action: TransferAction) => {
     if (!(TRANSFER_MOVES[action].from as LiveState[]).includes(state)) {
-      throw ApplicationFailure.nonRetryable(`A ${state} transfer cannot be ${action === 'approve' ? 'approved' : action === 'receive' ? 'received' : 'cancelled'}`, transferStateCode(state), { state });
+      throw ApplicationFailure.nonRetryable(
+        `A ${state} transfer cannot be ${action === 'approve' ? 'approved' : action === 'receive' ? 'received' : 'cancelled'}`,
+        transferStateCode(state),
+        { state },
+      );
     }
   };
   const event = (action: TransferAction, from: LiveState, args: TransferActionArgs) => ({
@@ -74,14 +92,25 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       state = 'receiving';
       receiveAttempt++;
       try {
-        await acts.moveTransferStock({ ...ref, attempt: receiveAttempt, originId: input.originId, destinationId: input.destinationId, productsList: input.productsList, actor: args.actor });
+        await acts.moveTransferStock({
+          ...ref,
+          attempt: receiveAttempt,
+          originId: input.originId,
+          destinationId: input.destinationId,
+          productsList: input.productsList,
+          actor: args.actor,
+        });
       } catch (err) {
         state = 'approved';
         throw err;
       }
       state = 'received';
       const e = event('receive', 'approved', args);
-      await acts.recordTransfer({ ...ref, set: { status: 'received', receivedAt: e.at, receiveKey: args.idempotencyKey ?? null }, event: e });
+      await acts.recordTransfer({
+        ...ref,
+        set: { status: 'received', receivedAt: e.at, receiveKey: args.idempotencyKey ?? null },
+        event: e,
+      });
       return { status: 'received' as const };
     },
     { validator: (_args: TransferActionArgs) => allowed('receive') },
@@ -93,7 +122,11 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       const from = state;
       state = 'cancelled';
       const e = event('cancel', from, args);
-      await acts.recordTransfer({ ...ref, set: { status: 'cancelled', cancelledAt: e.at, cancelReason: args.reason ?? null }, event: e });
+      await acts.recordTransfer({
+        ...ref,
+        set: { status: 'cancelled', cancelledAt: e.at, cancelReason: args.reason ?? null },
+        event: e,
+      });
       return { status: 'cancelled' as const };
     },
     { validator: (_args: TransferActionArgs) => allowed('cancel') },

@@ -1,4 +1,14 @@
-import { ActivityCancellationType, CancellationScope, allHandlersFinished, condition, defineQuery, defineSignal, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { PublishOptions } from '../../shared/publication/publication';
 
@@ -8,7 +18,13 @@ const acts = proxyActivities<Activities>({
   heartbeatTimeout: '20 seconds',
   // a cancel waits for the batch to stop, so the counts include what it did
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['CHANNEL_NOT_FOUND', 'cancelled'] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['CHANNEL_NOT_FOUND', 'cancelled'],
+  },
 });
 
 export interface PublicationInput {
@@ -43,7 +59,16 @@ export const publicationProgress = defineQuery<PublicationProgress>('progress');
  * job record and the channel's lock are settled at the end, whatever happened.
  */
 export async function publicationWorkflow(input: PublicationInput) {
-  const p: PublicationProgress = { status: 'processing', total: input.productIds.length, processed: 0, published: 0, failed: 0, skipped: 0, percent: 0, cancelReason: null };
+  const p: PublicationProgress = {
+    status: 'processing',
+    total: input.productIds.length,
+    processed: 0,
+    published: 0,
+    failed: 0,
+    skipped: 0,
+    percent: 0,
+    cancelReason: null,
+  };
   const results: { sku: string; success: boolean; error?: string }[] = [];
   let cancelRequested = false;
   let batchScope: CancellationScope | null = null;
@@ -62,14 +87,22 @@ export async function publicationWorkflow(input: PublicationInput) {
     try {
       const r = await CancellationScope.cancellable(async () => {
         batchScope = CancellationScope.current();
-        return acts.publishBatch({ tenantId: input.tenantId, jobId: input.jobId, channelId: input.channelId, productIds, options: input.options, targetMarketplaces: input.targetMarketplaces });
+        return acts.publishBatch({
+          tenantId: input.tenantId,
+          jobId: input.jobId,
+          channelId: input.channelId,
+          productIds,
+          options: input.options,
+          targetMarketplaces: input.targetMarketplaces,
+        });
       });
       for (const x of r.results) {
         p.processed++;
         if (x.success) p.published++;
         else if ((x as { skipped?: boolean }).skipped) p.skipped++;
         else p.failed++;
-        if (input.collectResults) results.push({ sku: x.sku, success: x.success, ...(x.error ? { error: x.error } : {}) });
+        if (input.collectResults)
+          results.push({ sku: x.sku, success: x.success, ...(x.error ? { error: x.error } : {}) });
       }
     } catch (err) {
       if (cancelRequested) break; // the batch stopped because of the cancel
@@ -81,8 +114,21 @@ export async function publicationWorkflow(input: PublicationInput) {
     p.percent = Math.floor((p.processed / Math.max(1, p.total)) * 100);
   }
   p.status = cancelRequested ? 'cancelled' : failure ? 'failed' : 'completed';
-  const counts = await acts.finishPublication({ tenantId: input.tenantId, jobId: input.jobId, channelId: input.channelId, status: p.status, cancelReason: p.cancelReason, total: p.total });
-  Object.assign(p, { published: counts.published, failed: counts.failed, skipped: counts.skipped, processed: counts.published + counts.failed + counts.skipped, percent: 100 });
+  const counts = await acts.finishPublication({
+    tenantId: input.tenantId,
+    jobId: input.jobId,
+    channelId: input.channelId,
+    status: p.status,
+    cancelReason: p.cancelReason,
+    total: p.total,
+  });
+  Object.assign(p, {
+    published: counts.published,
+    failed: counts.failed,
+    skipped: counts.skipped,
+    processed: counts.published + counts.failed + counts.skipped,
+    percent: 100,
+  });
   await condition(allHandlersFinished);
   return { ...p, error: failure, results: input.collectResults ? results : [] };
 }

@@ -130,7 +130,10 @@ function decode(text: string, col: Column): unknown {
       throw new Error(`${col.name}: "${text}" is not true or false`);
     }
     case 'list':
-      return text.split('|').map((s) => s.trim()).filter(Boolean);
+      return text
+        .split('|')
+        .map((s) => s.trim())
+        .filter(Boolean);
     case 'json':
       try {
         return JSON.parse(text);

@@ -152,7 +152,10 @@ type Columns = Partial<Record<Role, string>>;
 
 const SEO_TITLE_MAX = 60;
 const SEO_DESCRIPTION_MAX = 160;
-const SEO_METAFIELDS = { title: { namespace: 'global', key: 'title_tag' }, description: { namespace: 'global', key: 'description_tag' } } as const;
+const SEO_METAFIELDS = {
+  title: { namespace: 'global', key: 'title_tag' },
+  description: { namespace: 'global', key: 'description_tag' },
+} as const;
 
 /** The header names of these records, by role. */
 function resolveColumns(names: Iterable<string>): Columns {
@@ -207,7 +210,9 @@ const VARIANT_ROLES: Role[] = ['option1Value', 'option2Value', 'option3Value', '
 function isDefaultTitle(r: Row): boolean {
   const name = r.get('option1Name').toLowerCase();
   const value = r.get('option1Value').toLowerCase();
-  return value === 'default title' && (name === '' || name === 'title') && !r.get('option2Value') && !r.get('option3Value');
+  return (
+    value === 'default title' && (name === '' || name === 'title') && !r.get('option2Value') && !r.get('option3Value')
+  );
 }
 
 function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<string>): ParsedProduct {
@@ -221,7 +226,8 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
     return '';
   };
   const firstRow = (role: Role): Row | undefined => rows.find((r) => r.get(role) !== '');
-  const read = <T>(r: Row, role: Role, fn: (text: string) => T): T | undefined => problems.read(label(cols, role, r.rec.row), () => fn(r.get(role)));
+  const read = <T>(r: Row, role: Role, fn: (text: string) => T): T | undefined =>
+    problems.read(label(cols, role, r.rec.row), () => fn(r.get(role)));
   const readFirst = <T>(role: Role, fn: (text: string) => T): T | undefined => {
     const r = firstRow(role);
     return r ? read(r, role, fn) : undefined;
@@ -231,8 +237,11 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
   if (!title) problems.add(`${cols.title ?? 'Title'}: no row of handle ${JSON.stringify(handle)} has a title`);
 
   const variantRows = rows.filter((r) => VARIANT_ROLES.some((role) => r.get(role) !== ''));
-  if (!variantRows.length) problems.add(`handle ${JSON.stringify(handle)}: no variant row (a row with an option value, a SKU or a price)`);
-  const simple = variantRows.length === 1 && (isDefaultTitle(variantRows[0]) || VARIANT_ROLES.slice(0, 3).every((role) => variantRows[0].get(role) === ''));
+  if (!variantRows.length)
+    problems.add(`handle ${JSON.stringify(handle)}: no variant row (a row with an option value, a SKU or a price)`);
+  const simple =
+    variantRows.length === 1 &&
+    (isDefaultTitle(variantRows[0]) || VARIANT_ROLES.slice(0, 3).every((role) => variantRows[0].get(role) === ''));
 
   // --- media: image rows and variant images, in Image Position order
   const media: { src: string; position?: number; alt: string; order: number }[] = [];
@@ -243,7 +252,12 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
     if (src === undefined) return;
     const position = read(r, 'imagePosition', parseIndex);
     if (seen.has(src)) return;
-    const m = { src, position: position !== undefined && position > 0 ? position - 1 : undefined, alt: r.get('imageAlt'), order };
+    const m = {
+      src,
+      position: position !== undefined && position > 0 ? position - 1 : undefined,
+      alt: r.get('imageAlt'),
+      order,
+    };
     seen.set(src, m);
     media.push(m);
   });
@@ -262,7 +276,13 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
   let next = Math.max(-1, ...media.map((m) => m.position ?? -1)) + 1;
   for (const m of media) if (m.position === undefined) m.position = next++;
   media.sort((a, b) => a.position! - b.position! || a.order - b.order);
-  const mediaBody = media.map((m, i) => ({ id: mediaId(i), src: m.src, name: mediaName(m.src, i + 1), position: m.position!, alt: { value: m.alt } }));
+  const mediaBody = media.map((m, i) => ({
+    id: mediaId(i),
+    src: m.src,
+    name: mediaName(m.src, i + 1),
+    position: m.position!,
+    alt: { value: m.alt },
+  }));
   const mediaIdOf = (src: string) => mediaBody.find((m) => m.src === src)?.id;
 
   // --- per-row commerce fields
@@ -313,7 +333,10 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
       const values = unique(variantRows.map((r) => r.get(valueRole)).filter((v) => v !== ''));
       const name = first(nameRole);
       if (!name) {
-        if (values.length) problems.add(`${cols[nameRole] ?? `Option${n} Name`}: handle ${JSON.stringify(handle)} has Option${n} values but no row names the option`);
+        if (values.length)
+          problems.add(
+            `${cols[nameRole] ?? `Option${n} Name`}: handle ${JSON.stringify(handle)} has Option${n} values but no row names the option`,
+          );
         continue;
       }
       options.push({ id: optionId(options.length), name, values, column: n });
@@ -326,7 +349,8 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
         const value = r.get(`option${o.column}Value` as Role);
         return value ? [{ id: o.id, name: o.name, value }] : [];
       });
-      const variantSku = given[i] || claimSku(deriveSku(handle, ...opts.map((o) => o.value)) || `${handleSku}-${i + 1}`, taken);
+      const variantSku =
+        given[i] || claimSku(deriveSku(handle, ...opts.map((o) => o.value)) || `${handleSku}-${i + 1}`, taken);
       const src = variantImageSrc.get(r);
       return compact({
         sku: variantSku,
@@ -361,10 +385,12 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
   if (/^[a-z0-9-]+$/.test(slug) && slug.length <= 200 && slug !== handleOf(sku)) seo.slug = slug;
 
   const statusText = first('status');
-  const status = statusText ? readFirst('status', parseStatus) : readFirst('published', (t) => {
-    const b = parseBool(t);
-    return b === undefined ? undefined : b ? ('active' as const) : ('draft' as const);
-  });
+  const status = statusText
+    ? readFirst('status', parseStatus)
+    : readFirst('published', (t) => {
+        const b = parseBool(t);
+        return b === undefined ? undefined : b ? ('active' as const) : ('draft' as const);
+      });
   const category = parseCategoryPath(first('category'));
   const google = first('googleCategory');
   const tags = splitTags(first('tags'));
@@ -406,7 +432,12 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
     let handle = row.get('handle');
     if (!handle && row.get('title')) handle = slugify(row.get('title'));
     if (!handle) {
-      out.push({ rows: [rec.row], sku: null, body: null, errors: [`${label(cols, 'handle', rec.row)}: required (the handle names the product a row belongs to)`] });
+      out.push({
+        rows: [rec.row],
+        sku: null,
+        body: null,
+        errors: [`${label(cols, 'handle', rec.row)}: required (the handle names the product a row belongs to)`],
+      });
       continue;
     }
     const key = handle.toLowerCase();
@@ -420,7 +451,9 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
   }
   // SKUs given in the file are claimed before any is derived, so a derived SKU never takes one
   const taken = given ?? givenSkus(records);
-  return out.map((item) => ('group' in item ? parseGroup(groups.get(item.group)!.handle, groups.get(item.group)!.rows, cols, taken) : item));
+  return out.map((item) =>
+    'group' in item ? parseGroup(groups.get(item.group)!.handle, groups.get(item.group)!.rows, cols, taken) : item,
+  );
 }
 
 /** The SKUs the records give in the SKU columns (variant and product). */
@@ -457,7 +490,9 @@ function gramsOf(s: Shipping): string {
 }
 
 function metafieldValue(p: PresentedProduct, ns: { namespace: string; key: string }): string | undefined {
-  const m = (p.metafields ?? []).find((f: { namespace?: string; key: string }) => f.namespace === ns.namespace && f.key === ns.key);
+  const m = (p.metafields ?? []).find(
+    (f: { namespace?: string; key: string }) => f.namespace === ns.namespace && f.key === ns.key,
+  );
   return m && typeof m.value === 'string' ? m.value : undefined;
 }
 
@@ -466,7 +501,12 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
   const handle: string = p.seo?.slug ?? handleOf(String(p.sku));
   const media = [...(p.media ?? [])].sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
   const srcOf = (imageId: string | undefined) => (imageId ? (media.find((m) => m.id === imageId)?.src ?? '') : '');
-  const digital = p.productType !== undefined && p.productType !== 'physical' && p.productType !== 'bundle' && p.productType !== 'supply' && p.productType !== 'material';
+  const digital =
+    p.productType !== undefined &&
+    p.productType !== 'physical' &&
+    p.productType !== 'bundle' &&
+    p.productType !== 'supply' &&
+    p.productType !== 'material';
   const implied = !digital;
   const commerceCells = (src: Record<string, any>, own: Shipping, inherited: Shipping) => {
     const rs = own?.requiresShipping ?? inherited?.requiresShipping ?? implied;
@@ -496,10 +536,16 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
     });
   } else {
     variants.forEach((v, i) => {
-      const cells: Record<string, string> = { 'Variant SKU': v.sku, 'Variant Image': srcOf(v.imageId), ...commerceCells(v, v.shipping, p.shipping) };
+      const cells: Record<string, string> = {
+        'Variant SKU': v.sku,
+        'Variant Image': srcOf(v.imageId),
+        ...commerceCells(v, v.shipping, p.shipping),
+      };
       options.forEach((o, k) => {
         if (i === 0) cells[`Option${k + 1} Name`] = o.name;
-        cells[`Option${k + 1} Value`] = (v.options ?? []).find((vo: { id: string; name: string }) => (o.id ? vo.id === o.id : vo.name === o.name))?.value ?? '';
+        cells[`Option${k + 1} Value`] =
+          (v.options ?? []).find((vo: { id: string; name: string }) => (o.id ? vo.id === o.id : vo.name === o.name))
+            ?.value ?? '';
       });
       variantRows.push(cells);
     });

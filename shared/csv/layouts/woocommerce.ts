@@ -98,7 +98,12 @@ export const WOOCOMMERCE_COLUMNS = [
   'External URL',
   'Button text',
   'Position',
-  ...[1, 2, 3].flatMap((n) => [`Attribute ${n} name`, `Attribute ${n} value(s)`, `Attribute ${n} visible`, `Attribute ${n} global`]),
+  ...[1, 2, 3].flatMap((n) => [
+    `Attribute ${n} name`,
+    `Attribute ${n} value(s)`,
+    `Attribute ${n} visible`,
+    `Attribute ${n} global`,
+  ]),
   'Download 1 name',
   'Download 1 URL',
   'Download 2 name',
@@ -158,7 +163,8 @@ function resolveColumns(header: Iterable<string>): Columns {
   for (const name of names) {
     const t = name.trim();
     let m: RegExpMatchArray | null;
-    if ((m = t.match(/^weight\s*\(([^)]*)\)$/i))) cols.weight = { column: name, unit: WEIGHT_UNITS[m[1].trim().toLowerCase()], raw: m[1] };
+    if ((m = t.match(/^weight\s*\(([^)]*)\)$/i)))
+      cols.weight = { column: name, unit: WEIGHT_UNITS[m[1].trim().toLowerCase()], raw: m[1] };
     else if ((m = t.match(/^(length|width|height)\s*\(([^)]*)\)$/i))) {
       cols.dims[m[1].toLowerCase() as 'length' | 'width' | 'height'] = name;
       cols.dims.unit = LENGTH_UNITS[m[2].trim().toLowerCase()];
@@ -175,7 +181,10 @@ function resolveColumns(header: Iterable<string>): Columns {
       downloads.set(+m[1], d);
     }
   }
-  cols.attributes = [...attrs].filter(([, a]) => a.name && a.values).sort(([a], [b]) => a - b).map(([n, a]) => ({ n, name: a.name!, values: a.values! }));
+  cols.attributes = [...attrs]
+    .filter(([, a]) => a.name && a.values)
+    .sort(([a], [b]) => a - b)
+    .map(([n, a]) => ({ n, name: a.name!, values: a.values! }));
   cols.downloads = [...downloads].sort(([a], [b]) => a - b).map(([n, d]) => ({ n, ...d }));
   return cols;
 }
@@ -198,9 +207,18 @@ function readType(text: string): { kind: Row['kind']; downloadable: boolean; vir
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
   const kinds = parts.filter((p) => (KINDS as readonly string[]).includes(p)) as Row['kind'][];
-  const unknown = parts.filter((p) => !(KINDS as readonly string[]).includes(p) && p !== 'downloadable' && p !== 'virtual');
-  if (unknown.length || kinds.length > 1) throw new CellError(`is not a WooCommerce product type (simple, variable, variation, grouped, external; downloadable, virtual): ${JSON.stringify(text)}`);
-  return { kind: kinds[0] ?? 'simple', downloadable: parts.includes('downloadable'), virtual: parts.includes('virtual') };
+  const unknown = parts.filter(
+    (p) => !(KINDS as readonly string[]).includes(p) && p !== 'downloadable' && p !== 'virtual',
+  );
+  if (unknown.length || kinds.length > 1)
+    throw new CellError(
+      `is not a WooCommerce product type (simple, variable, variation, grouped, external; downloadable, virtual): ${JSON.stringify(text)}`,
+    );
+  return {
+    kind: kinds[0] ?? 'simple',
+    downloadable: parts.includes('downloadable'),
+    virtual: parts.includes('virtual'),
+  };
 }
 
 function parsePublished(text: string): 'active' | 'disabled' | 'draft' | undefined {
@@ -240,15 +258,20 @@ function build(group: Group, cols: Columns, taken: Set<string>, problems: Proble
   const pricing = (r: Row) => {
     const sale = readRole(r, 'salePrice', parseMoney);
     const regular = readRole(r, 'regularPrice', parseMoney);
-    if (sale !== undefined) return { price: sale, compareAtPrice: regular !== undefined && regular > sale ? regular : undefined };
+    if (sale !== undefined)
+      return { price: sale, compareAtPrice: regular !== undefined && regular > sale ? regular : undefined };
     return { price: regular, compareAtPrice: undefined };
   };
   const shippingOf = (r: Row) => {
     const weight = cols.weight ? read(r, cols.weight.column, parseMeasure) : undefined;
-    if (weight !== undefined && !cols.weight!.unit) problems.add(`${cols.weight!.column}: unknown weight unit ${JSON.stringify(cols.weight!.raw)} (g, kg, lbs, oz)`);
-    const [length, width, height] = (['length', 'width', 'height'] as const).map((d) => read(r, cols.dims[d], parseMeasure));
+    if (weight !== undefined && !cols.weight!.unit)
+      problems.add(`${cols.weight!.column}: unknown weight unit ${JSON.stringify(cols.weight!.raw)} (g, kg, lbs, oz)`);
+    const [length, width, height] = (['length', 'width', 'height'] as const).map((d) =>
+      read(r, cols.dims[d], parseMeasure),
+    );
     const hasDims = length !== undefined || width !== undefined || height !== undefined;
-    if (hasDims && !cols.dims.unit) problems.add(`dimensions: unknown length unit ${JSON.stringify(cols.dims.raw)} (mm, cm, m, in)`);
+    if (hasDims && !cols.dims.unit)
+      problems.add(`dimensions: unknown length unit ${JSON.stringify(cols.dims.raw)} (mm, cm, m, in)`);
     const s = compact({
       weight,
       weightUnit: weight !== undefined ? cols.weight!.unit : undefined,
@@ -292,7 +315,8 @@ function build(group: Group, cols: Columns, taken: Set<string>, problems: Proble
   const name = parent.role('name');
   if (!name) problems.add(`${cols.role.name ?? 'Name'} (row ${parent.rec.row}): required`);
   const id = parent.role('id');
-  const sku = toSku(parent.role('sku')) || claimSku(id ? `WC-${toSku(id)}` : deriveSku(name || `row-${parent.rec.row}`), taken);
+  const sku =
+    toSku(parent.role('sku')) || claimSku(id ? `WC-${toSku(id)}` : deriveSku(name || `row-${parent.rec.row}`), taken);
 
   // --- categories
   const paths = splitWooList(parent.role('categories'))
@@ -323,7 +347,10 @@ function build(group: Group, cols: Columns, taken: Set<string>, problems: Proble
     const vid = v.role('id');
     const vsku =
       toSku(v.role('sku')) ||
-      claimSku(opts.length ? deriveSku(sku, ...opts.map((o) => o.value)) : vid ? `WC-${toSku(vid)}` : `${sku}-${i + 1}`, taken);
+      claimSku(
+        opts.length ? deriveSku(sku, ...opts.map((o) => o.value)) : vid ? `WC-${toSku(vid)}` : `${sku}-${i + 1}`,
+        taken,
+      );
     const images = splitWooList(v.role('images'));
     const src = images.length ? read(v, cols.role.images, () => mediaSrc(images[0])) : undefined;
     const { price, compareAtPrice } = pricing(v);
@@ -341,8 +368,16 @@ function build(group: Group, cols: Columns, taken: Set<string>, problems: Proble
     };
   });
 
-  const mediaBody = media.map((m, i) => ({ id: mediaId(i), src: m.src, name: mediaName(m.src, i + 1), position: i, alt: { value: m.alt } }));
-  const variantBodies = variants.map(({ variant, src }) => compact({ ...variant, imageId: src ? mediaBody.find((m) => m.src === src)!.id : undefined }));
+  const mediaBody = media.map((m, i) => ({
+    id: mediaId(i),
+    src: m.src,
+    name: mediaName(m.src, i + 1),
+    position: i,
+    alt: { value: m.alt },
+  }));
+  const variantBodies = variants.map(({ variant, src }) =>
+    compact({ ...variant, imageId: src ? mediaBody.find((m) => m.src === src)!.id : undefined }),
+  );
 
   const own = pricing(parent);
   const price = own.price ?? (variantBodies.length ? Math.min(...variantBodies.map((v) => v.price as number)) : 0);
@@ -351,8 +386,10 @@ function build(group: Group, cols: Columns, taken: Set<string>, problems: Proble
   const metafields: { namespace: string; key: string; type: string; value: unknown }[] = [];
   const grouped = splitWooList(parent.role('grouped'));
   if (grouped.length) metafields.push({ namespace: NS, key: 'grouped_products', type: 'json', value: grouped });
-  if (parent.role('externalUrl')) metafields.push({ namespace: NS, key: 'external_url', type: 'string', value: parent.role('externalUrl') });
-  if (parent.role('buttonText')) metafields.push({ namespace: NS, key: 'button_text', type: 'string', value: parent.role('buttonText') });
+  if (parent.role('externalUrl'))
+    metafields.push({ namespace: NS, key: 'external_url', type: 'string', value: parent.role('externalUrl') });
+  if (parent.role('buttonText'))
+    metafields.push({ namespace: NS, key: 'button_text', type: 'string', value: parent.role('buttonText') });
   const downloads = cols.downloads.flatMap((d) => {
     const url = parent.get(d.url);
     const dname = parent.get(d.name);
@@ -395,7 +432,12 @@ function readRows(records: CsvRecord[], cols: Columns): { rows: Row[]; refused: 
       type = readType(base.role('type'));
     } catch (err) {
       if (!(err instanceof CellError)) throw err;
-      refused.push({ rows: [rec.row], sku: toSku(base.role('sku')) || null, body: null, errors: [`${cols.role.type} (row ${rec.row}): ${err.message}`] });
+      refused.push({
+        rows: [rec.row],
+        sku: toSku(base.role('sku')) || null,
+        body: null,
+        errors: [`${cols.role.type} (row ${rec.row}): ${err.message}`],
+      });
       continue;
     }
     rows.push({ ...base, ...type });
@@ -438,7 +480,10 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
     if (r.kind !== 'variation') continue;
     const ref = r.role('parent');
     const idRef = ref.match(/^id:\s*(\S+)$/i)?.[1];
-    const g = idRef !== undefined ? byId.get(idRef) : (bySku.get(toSku(ref)) ?? (/^\d+$/.test(ref) ? byId.get(ref) : undefined));
+    const g =
+      idRef !== undefined
+        ? byId.get(idRef)
+        : (bySku.get(toSku(ref)) ?? (/^\d+$/.test(ref) ? byId.get(ref) : undefined));
     if (g) g.variations.push(r);
     else
       orphans.set(
@@ -454,7 +499,8 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
 
   const firstRow = new Map<number, { group: Group } | ParsedProduct>();
   for (const g of groups) firstRow.set(g.parent.rec.row, { group: g });
-  for (const [r, message] of orphans) firstRow.set(r.rec.row, { rows: [r.rec.row], sku: toSku(r.role('sku')) || null, body: null, errors: [message] });
+  for (const [r, message] of orphans)
+    firstRow.set(r.rec.row, { rows: [r.rec.row], sku: toSku(r.role('sku')) || null, body: null, errors: [message] });
   for (const item of out) firstRow.set(item.rows[0], item);
 
   return [...firstRow.entries()]
@@ -467,7 +513,9 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
       const body = build(g, cols, taken, problems);
       const rowNumbers = [g.parent.rec.row, ...g.variations.map((v) => v.rec.row)].sort((a, b) => a - b);
       const sku = typeof body.sku === 'string' ? body.sku : null;
-      return problems.list.length ? { rows: rowNumbers, sku, body: null, errors: problems.list } : { rows: rowNumbers, sku, body, errors: [] };
+      return problems.list.length
+        ? { rows: rowNumbers, sku, body: null, errors: problems.list }
+        : { rows: rowNumbers, sku, body, errors: [] };
     });
 }
 
@@ -478,13 +526,24 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
 const published = (s: unknown) => (s === 'active' ? '1' : s === 'disabled' ? '0' : '-1');
 const money = (price: number | undefined, compareAt: number | undefined) =>
-  compareAt !== undefined ? { 'Sale price': formatNumber(price), 'Regular price': formatNumber(compareAt) } : { 'Sale price': '', 'Regular price': formatNumber(price) };
+  compareAt !== undefined
+    ? { 'Sale price': formatNumber(price), 'Regular price': formatNumber(compareAt) }
+    : { 'Sale price': '', 'Regular price': formatNumber(price) };
 
-type Shipping = { weight?: number; weightUnit?: string; dimensions?: { length?: number; width?: number; height?: number; unit?: string }; requiresShipping?: boolean; shippingClass?: string } | undefined;
+type Shipping =
+  | {
+      weight?: number;
+      weightUnit?: string;
+      dimensions?: { length?: number; width?: number; height?: number; unit?: string };
+      requiresShipping?: boolean;
+      shippingClass?: string;
+    }
+  | undefined;
 
 function shippingCells(s: Shipping): Record<string, string> {
   const d = s?.dimensions;
-  const inch = (n: number | undefined) => (n === undefined ? '' : formatNumber(round(n * (TO_IN[d?.unit ?? 'in'] ?? 1))));
+  const inch = (n: number | undefined) =>
+    n === undefined ? '' : formatNumber(round(n * (TO_IN[d?.unit ?? 'in'] ?? 1)));
   return {
     'Weight (lbs)': s?.weight === undefined ? '' : formatNumber(round(s.weight * (TO_LB[s.weightUnit ?? 'lb'] ?? 1))),
     'Length (in)': inch(d?.length),
@@ -501,7 +560,8 @@ function typeCell(kind: string, item: { productType?: string; shipping?: Shippin
 }
 
 function metafield(p: PresentedProduct, key: string): unknown {
-  return (p.metafields ?? []).find((m: { namespace?: string; key: string }) => m.namespace === NS && m.key === key)?.value;
+  return (p.metafields ?? []).find((m: { namespace?: string; key: string }) => m.namespace === NS && m.key === key)
+    ?.value;
 }
 
 function toRecords(p: PresentedProduct): Record<string, string>[] {
@@ -514,7 +574,13 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
   const externalUrl = metafield(p, 'external_url');
   const downloads = metafield(p, 'downloads');
   const downloadList = Array.isArray(downloads) ? (downloads as { name?: string; url?: string }[]) : [];
-  const kind = hasVariants ? 'variable' : Array.isArray(grouped) ? 'grouped' : typeof externalUrl === 'string' ? 'external' : 'simple';
+  const kind = hasVariants
+    ? 'variable'
+    : Array.isArray(grouped)
+      ? 'grouped'
+      : typeof externalUrl === 'string'
+        ? 'external'
+        : 'simple';
 
   const parent = blank();
   Object.assign(parent, {
@@ -528,7 +594,12 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
     'Backorders allowed?': p.sellIfOutOfStock ? '1' : '0',
     ...shippingCells(p.shipping),
     ...money(p.price, p.compareAtPrice),
-    Categories: joinWooList([...(p.category?.path ? [p.category.path] : []), ...(p.categoryMap ?? []).filter((c: { domain: string }) => c.domain === NS).map((c: { value: string }) => c.value)]),
+    Categories: joinWooList([
+      ...(p.category?.path ? [p.category.path] : []),
+      ...(p.categoryMap ?? [])
+        .filter((c: { domain: string }) => c.domain === NS)
+        .map((c: { value: string }) => c.value),
+    ]),
     Tags: joinWooList(p.tags ?? []),
     Images: joinWooList(media.map((m) => m.src)),
     'Grouped products': Array.isArray(grouped) ? joinWooList(grouped.map(String)) : '',
@@ -576,7 +647,9 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
     });
     options.forEach((o, k) => {
       r[`Attribute ${k + 1} name`] = o.name;
-      const value = (v.options ?? []).find((vo: { id: string; name: string }) => (o.id ? vo.id === o.id : vo.name === o.name))?.value;
+      const value = (v.options ?? []).find((vo: { id: string; name: string }) =>
+        o.id ? vo.id === o.id : vo.name === o.name,
+      )?.value;
       r[`Attribute ${k + 1} value(s)`] = value === undefined ? '' : joinWooList([value]);
       r[`Attribute ${k + 1} global`] = '0';
     });
