@@ -15,7 +15,13 @@ export default async function globalSetup(): Promise<void> {
     dataDir,
     ports: 'free',
     withApp: true,
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', MONGODB_DB: `test_${Date.now()}` },
+    env: {
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      MONGODB_DB: `test_${Date.now()}`,
+      // a run on a given (shared) Temporal server polls a queue of its own: no other run's worker takes its tasks
+      TEMPORAL_TASK_QUEUE: process.env.TEMPORAL_TASK_QUEUE ?? `test-${process.pid}-${Date.now()}`,
+    },
     log: (line) => process.stderr.write(`[stack] ${line}\n`),
   });
   const file = join(dataDir, 'stack.json');
