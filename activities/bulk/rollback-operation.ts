@@ -1,14 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { rollbackOperation as rollback, RollbackRefused, type RollbackResult } from '../../shared/bulk/rollback';
-
-export interface RollbackInput {
-  tenantId: string;
-  operationId: string;
-  rollbackId: string;
-  actor: string;
-}
+import { rollbackOperation as rollback, RollbackRefused } from '../../shared/bulk/rollback';
+import type { RollbackInput, RollbackResult } from '../../shared/bulk/messages';
 
 /** Runs the rollback; a refusal (the operation changed meanwhile) is a business failure, not retried. */
 export function rollbackOperation(db: Db) {

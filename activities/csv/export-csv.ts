@@ -6,24 +6,11 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { jobs } from '../../shared/jobs/collection';
 import { layoutFor } from '../../shared/csv/layouts/index';
-import { selectionFilter, type Selection } from '../../shared/csv/select';
+import { selectionFilter } from '../../shared/csv/select';
+import type { ExportInput, ExportResult } from '../../shared/csv/messages';
 import { products } from '../../shared/products/collections';
 import { presentProduct } from '../../shared/products/present';
 import type { ProductDoc } from '../../shared/products/types';
-
-export interface ExportInput extends Selection {
-  tenantId: string;
-  jobId: string;
-  format: string;
-}
-
-export interface ExportResult {
-  key: string;
-  count: number;
-  rows: number;
-  totalRows: number;
-  processedRows: number;
-}
 
 /**
  * Streams the selected products through the layout into a multipart upload: memory stays flat

@@ -5,7 +5,8 @@ import { tenantOf } from '../context';
 import { AppError } from '../../shared/errors/catalog';
 import { BulkOperations, type BulkOperation } from '../../shared/bulk/operations';
 import { newId } from '../../shared/ids';
-import type { RollbackResult } from '../../shared/bulk/rollback';
+import { rollback } from '../../shared/bulk/messages';
+import { workflowHandle } from '../../shared/temporal/workflows';
 import { PAGE_PARAM } from '../../shared/validation';
 
 const both = { scopes: ['products:read' as const, 'products:update' as const] };
@@ -92,16 +93,20 @@ export const bulkRoutes = defineRoutes([
       const { job } = await ctx.deps.jobs.start(tenantDb, {
         type: 'bulk-rollback',
         prefix: 'rbk',
-        workflowType: 'rollbackWorkflow',
+        workflow: rollback,
         // one rollback per operation: a repeated request is the same job
         idempotencyKey: op._id,
         input: { operationId: op._id },
-        args: (jobId) => [
-          { tenantId: tenantDb.tenantId, operationId: op._id, rollbackId, actor: principal.keyId, jobId },
-        ],
+        workflowInput: (jobId) => ({
+          tenantId: tenantDb.tenantId,
+          operationId: op._id,
+          rollbackId,
+          actor: principal.keyId,
+          jobId,
+        }),
       });
       try {
-        const result = (await ctx.deps.temporal.workflow.getHandle(job.workflowId).result()) as RollbackResult;
+        const result = await workflowHandle(ctx.deps.temporal, rollback, job.workflowId).result();
         ctx.body = { success: result.failed.length === 0, jobId: job._id, ...result };
       } catch (err) {
         const cause = err instanceof WorkflowFailedError ? err.cause : undefined;

@@ -19,8 +19,13 @@ import { layoutFor } from '../../shared/csv/layouts/index';
 import { FORBIDDEN_KEYS, readProductsFrom } from '../../shared/csv/read';
 import { MAX_UPLOAD_BYTES, presignUpload, UPLOAD_URL_TTL_SECONDS } from '../../shared/s3/client';
 import { compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
-import type { CsvImportInput, ImportProgress } from '../../workflows/csv/import.workflow';
-import type { ExportInput, ExportResult } from '../../activities/csv/export-csv';
+import {
+  csvExport,
+  csvImport,
+  importProgress,
+  type ExportResult,
+  type ImportProgress,
+} from '../../shared/csv/messages';
 import { selectionFilter, type Selection } from '../../shared/csv/select';
 import { STATUSES } from '../../shared/products/schema';
 
@@ -116,20 +121,18 @@ export async function startAsyncImport(ctx: AppContext, s3Key: string, rawConfig
   const { job } = await ctx.deps.jobs.start(tenantDb, {
     type: 'csv-import',
     prefix: 'csvimp',
-    workflowType: 'csvImportWorkflow',
+    workflow: csvImport,
     idempotencyKey,
     input: { s3Key, config },
-    args: (jobId): [CsvImportInput] => [
-      {
-        tenantId: tenantDb.tenantId,
-        jobId,
-        s3Key,
-        config,
-        actor: principal.keyId,
-        operationId: `bop_${jobId}`,
-        chunkSize: ASYNC_LIMITS.chunkSize,
-      },
-    ],
+    workflowInput: (jobId) => ({
+      tenantId: tenantDb.tenantId,
+      jobId,
+      s3Key,
+      config,
+      actor: principal.keyId,
+      operationId: `bop_${jobId}`,
+      chunkSize: ASYNC_LIMITS.chunkSize,
+    }),
   });
   ctx.status = 202;
   ctx.body = { jobId: job._id };
@@ -237,7 +240,7 @@ export const csvAsyncRoutes = defineRoutes([
         // running: ask the workflow
         progress = await ctx.deps.temporal.workflow
           .getHandle(job.workflowId)
-          .query<ImportProgress>('progress')
+          .query(importProgress)
           .catch(() => null);
       }
       const p = progress ?? {
@@ -321,19 +324,17 @@ export const csvAsyncRoutes = defineRoutes([
       const { job } = await ctx.deps.jobs.start(tenantDb, {
         type: 'csv-export',
         prefix: 'csvexp',
-        workflowType: 'csvExportWorkflow',
+        workflow: csvExport,
         idempotencyKey,
         input: { format: body.format, selection: body.selection },
-        args: (jobId): [ExportInput] => [
-          {
-            tenantId: tenantDb.tenantId,
-            jobId,
-            format: body.format,
-            selection: body.selection,
-            productIds: body.productIds,
-            filters: body.filters,
-          },
-        ],
+        workflowInput: (jobId) => ({
+          tenantId: tenantDb.tenantId,
+          jobId,
+          format: body.format,
+          selection: body.selection,
+          productIds: body.productIds,
+          filters: body.filters,
+        }),
       });
       ctx.status = 202;
       ctx.body = { jobId: job._id };

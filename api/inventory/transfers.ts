@@ -15,7 +15,13 @@ import {
   type TransferAction,
   type TransferLine,
 } from '../../shared/inventory/transfer-rules';
-import type { TransferActionArgs, TransferInput } from '../../workflows/inventory/transfer.workflow';
+import {
+  transfer as transferWorkflow,
+  transferUpdates,
+  type TransferActionArgs,
+  type TransferInput,
+} from '../../shared/inventory/messages';
+import { startWorkflow } from '../../shared/temporal/workflows';
 import { PAGE_PARAM } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
@@ -62,7 +68,7 @@ async function act(ctx: AppContext, action: TransferAction): Promise<void> {
   try {
     await ctx.deps.temporal.workflow
       .getHandle(t.workflowId)
-      .executeUpdate(action, { args: [args], ...(key ? { updateId: `${action}:${key}` } : {}) });
+      .executeUpdate(transferUpdates[action], { args: [args], ...(key ? { updateId: `${action}:${key}` } : {}) });
   } catch (err) {
     // the refusal is an ApplicationFailure: from the Update itself, or inside the activity that failed
     let cause: unknown = err instanceof WorkflowUpdateFailedError ? err.cause : null;
@@ -245,10 +251,9 @@ export const transferRoutes = defineRoutes([
         productsList,
       };
       try {
-        await ctx.deps.temporal.workflow.start('transferWorkflow', {
+        await startWorkflow(ctx.deps.temporal, transferWorkflow, input, {
           taskQueue: ctx.deps.config.taskQueue,
           workflowId: doc.workflowId,
-          args: [input],
           workflowIdConflictPolicy: 'FAIL',
           typedSearchAttributes: [
             { key: TENANT_ID, value: tenantDb.tenantId },

@@ -24,7 +24,13 @@ import {
   type PublishOptions,
   type SelectionMode,
 } from '../../shared/publication/publication';
-import type { PublicationInput, PublicationProgress } from '../../workflows/publication/publish.workflow';
+import {
+  cancelPublication,
+  publication,
+  publicationProgress,
+  type PublicationProgress,
+} from '../../shared/publication/messages';
+import { workflowHandle } from '../../shared/temporal/workflows';
 
 const exportScope = { scopes: ['products:export' as const] };
 const read = { scopes: ['products:read' as const] };
@@ -309,35 +315,28 @@ export const publicationRoutes = defineRoutes([
       const { job } = await ctx.deps.jobs.start(tenantDb, {
         type: PUBLICATION_JOB,
         prefix: 'exp',
-        workflowType: 'publicationWorkflow',
+        workflow: publication,
         idempotencyKey: ctx.get('idempotency-key') || undefined,
         input: { channelId, mode, count: ids.length, sync },
         beforeStart: (jobId) =>
           lockChannel(tenantDb, channelId, jobId, (holder) => ctx.deps.jobs.settle(tenantDb, holder)),
-        args: (jobId): [PublicationInput] => [
-          {
-            tenantId: tenantDb.tenantId,
-            jobId,
-            channelId,
-            productIds: ids,
-            options,
-            targetMarketplaces: targetMarketplaces as string[],
-            batchSize: BATCH_SIZE,
-            collectResults: sync,
-          },
-        ],
+        workflowInput: (jobId) => ({
+          tenantId: tenantDb.tenantId,
+          jobId,
+          channelId,
+          productIds: ids,
+          options,
+          targetMarketplaces: targetMarketplaces as string[],
+          batchSize: BATCH_SIZE,
+          collectResults: sync,
+        }),
       });
       if (!job.input.sync) {
         ctx.status = 202;
         ctx.body = { jobId: job._id, metadata: { async: true } };
         return;
       }
-      const result = (await ctx.deps.temporal.workflow.getHandle(job.workflowId).result()) as {
-        results: { sku: string; success: boolean; error?: string }[];
-        failed: number;
-        status: string;
-        error: string | null;
-      };
+      const result = await workflowHandle(ctx.deps.temporal, publication, job.workflowId).result();
       if (result.status === 'failed')
         throw new AppError(
           400,
@@ -515,7 +514,7 @@ export const publicationRoutes = defineRoutes([
       if (!FINAL.includes(job.status))
         progress = await ctx.deps.temporal.workflow
           .getHandle(job.workflowId)
-          .query<PublicationProgress>('progress')
+          .query(publicationProgress)
           .catch(() => null);
       ctx.body = presentJob(job, progress);
     },
@@ -550,7 +549,7 @@ export const publicationRoutes = defineRoutes([
       if (first.matchedCount === 0)
         throw new AppError(400, 'cancel-failed', 'The publication is already being cancelled');
       try {
-        await ctx.deps.temporal.workflow.getHandle(job.workflowId).signal('cancel', { reason });
+        await ctx.deps.temporal.workflow.getHandle(job.workflowId).signal(cancelPublication, { reason });
       } catch {
         throw new AppError(400, 'cancel-failed', 'The publication has already ended');
       }
@@ -643,13 +642,11 @@ export const publicationRoutes = defineRoutes([
         .filter((r) => publishProblems(r.d, 't1').every((p) => !p.startsWith('no image') && p !== 'zero price'))
         .filter((r) => (q.inStock === 'true' ? r.stock > 0 : q.inStock === 'false' ? r.stock === 0 : true));
       ctx.body = {
-        products: rows
-          .slice(page * limit, (page + 1) * limit)
-          .map((r) => ({
-            ...presentListItem(r.d, new Set()),
-            stock: r.stock,
-            hasBinding: (r.d.bindings as unknown as { channelId: string }[]).some((b) => b.channelId === id),
-          })),
+        products: rows.slice(page * limit, (page + 1) * limit).map((r) => ({
+          ...presentListItem(r.d, new Set()),
+          stock: r.stock,
+          hasBinding: (r.d.bindings as unknown as { channelId: string }[]).some((b) => b.channelId === id),
+        })),
         page,
         limit,
         total: rows.length,

@@ -1,14 +1,7 @@
 import type { TenantDb } from '../db/tenant-db';
 import { Catalog } from '../products/catalog';
 import { BulkOperations, bulkOperationItems } from './operations';
-
-export interface RollbackResult {
-  operationId: string;
-  rollbackOperationId: string;
-  deleted: number;
-  restored: number;
-  failed: { sku: string; reason: string }[];
-}
+import type { RollbackResult } from './messages';
 
 export class RollbackRefused extends Error {
   constructor(

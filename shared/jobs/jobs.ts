@@ -4,18 +4,20 @@ import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
 import { JOB_TYPE, TENANT_ID } from '../temporal/search-attributes';
 import { workflowIdFor } from '../temporal/workflow-ids';
+import type { WorkflowDef, WorkflowInput } from '../temporal/define-workflow';
+import { startWorkflow } from '../temporal/workflows';
 import { jobs, type JobRecord } from './collection';
 
 /** A job whose workflow cannot be found this long after the job was made has none any more. */
 const GONE_AFTER_MS = 10 * 60_000;
 
-export interface StartJob {
+export interface StartJob<D extends WorkflowDef<any, any>> {
   type: string;
   /** Job id prefix: `csvimp`, `csvexp`, `exp`, … */
   prefix: string;
-  workflowType: string;
-  /** The workflow's arguments, given the new job id. Pass S3 keys and ids, never file contents. */
-  args: (jobId: string) => unknown[];
+  workflow: D;
+  /** The workflow's input, given the new job id. Pass S3 keys and ids, never file contents. */
+  workflowInput: (jobId: string) => WorkflowInput<D>;
   /** A client's Idempotency-Key: a repeated start with the same key returns the same job. */
   idempotencyKey?: string;
   input?: Record<string, unknown>;
@@ -33,7 +35,10 @@ export class Jobs {
     private readonly taskQueue: string,
   ) {}
 
-  async start(tenantDb: TenantDb, job: StartJob): Promise<{ job: JobRecord; created: boolean }> {
+  async start<D extends WorkflowDef<any, any>>(
+    tenantDb: TenantDb,
+    job: StartJob<D>,
+  ): Promise<{ job: JobRecord; created: boolean }> {
     const col = tenantDb.collection(jobs);
     if (job.idempotencyKey) {
       const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
@@ -73,10 +78,9 @@ export class Jobs {
       }
     }
     try {
-      await this.temporal.workflow.start(job.workflowType, {
+      await startWorkflow(this.temporal, job.workflow, job.workflowInput(jobId), {
         taskQueue: this.taskQueue,
         workflowId: record.workflowId,
-        args: job.args(jobId),
         workflowIdConflictPolicy: 'FAIL',
         typedSearchAttributes: [
           { key: TENANT_ID, value: tenantDb.tenantId },

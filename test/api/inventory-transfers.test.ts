@@ -5,6 +5,8 @@ import { startNodeProcess, type Proc } from '../../scripts/stack/process';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Ledger } from '../../shared/inventory/ledger';
 import { transfers } from '../../shared/inventory/transfers';
+import { approveTransfer, receiveTransfer, transfer } from '../../shared/inventory/messages';
+import { startWorkflow } from '../../shared/temporal/workflows';
 import { recordLotCost } from '../../shared/inventory/lots';
 import { locations, systemLocationId } from '../../shared/locations/locations';
 
@@ -27,18 +29,16 @@ beforeAll(async () => {
   ({ key, tenantId } = await deps.tenantWithKey());
   origin = systemLocationId(tenantId);
   const now = new Date();
-  await new TenantDb(deps.db, tenantId)
-    .collection(locations)
-    .insertOne({
-      _id: dest,
-      name: 'Store',
-      type: 'location',
-      isDefault: false,
-      isSystem: false,
-      managedBy: null,
-      createdAt: now,
-      updatedAt: now,
-    });
+  await new TenantDb(deps.db, tenantId).collection(locations).insertOne({
+    _id: dest,
+    name: 'Store',
+    type: 'location',
+    isDefault: false,
+    isSystem: false,
+    managedBy: null,
+    createdAt: now,
+    updatedAt: now,
+  });
   for (const sku of [SKU, SKU2])
     expect(
       (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 1 } })).status,
@@ -323,21 +323,20 @@ test('a worker killed between approve and receive: the receive still works, once
     receiveKey: null,
     history: [],
   });
-  const handle = await deps.temporal.workflow.start('transferWorkflow', {
-    taskQueue,
-    workflowId: `${tenantId}/${id}`,
-    args: [
-      { tenantId, transferId: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }] },
-    ],
-  });
+  const handle = await startWorkflow(
+    deps.temporal,
+    transfer,
+    { tenantId, transferId: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }] },
+    { taskQueue, workflowId: `${tenantId}/${id}` },
+  );
   const before = await ledger().onHand(SKU, dest);
   let first: Proc | null = worker('worker-transfer-1');
   try {
-    await handle.executeUpdate('approve', { args: [{ actor: 'test' }] });
+    await handle.executeUpdate(approveTransfer, { args: [{ actor: 'test' }] });
     first.child.kill('SIGKILL');
     await first.exited;
     first = worker('worker-transfer-2');
-    expect(await handle.executeUpdate('receive', { args: [{ actor: 'test' }] })).toEqual({ status: 'received' });
+    expect(await handle.executeUpdate(receiveTransfer, { args: [{ actor: 'test' }] })).toEqual({ status: 'received' });
     expect(await handle.result()).toBe('received');
     expect(await ledger().onHand(SKU, dest)).toBe(before + 5);
     expect((await tdb.collection(transfers).findOne({ _id: id }))!.status).toBe('received');

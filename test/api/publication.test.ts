@@ -9,7 +9,8 @@ import { Ledger } from '../../shared/inventory/ledger';
 import { systemLocationId } from '../../shared/locations/locations';
 import { MAX_PUBLICATION_PRODUCTS, OPTION_DEFAULTS } from '../../shared/publication/publication';
 import { ObjectId } from 'mongodb';
-import type { PublicationInput } from '../../workflows/publication/publish.workflow';
+import { publication, type PublicationInput } from '../../shared/publication/messages';
+import { startWorkflow } from '../../shared/temporal/workflows';
 
 /** Publication to a real HTTP channel server started here: sync and async, cancel, locks, errors, retail-group reads. */
 const { apiUrl } = testStack();
@@ -356,24 +357,22 @@ test('validate pages through a selection larger than a publication may take (all
   expect(ch.status).toBe(201);
   const base = Date.now();
   const count = MAX_PUBLICATION_PRODUCTS + 1;
-  await deps.db
-    .collection('products')
-    .insertMany(
-      Array.from({ length: count }, (_, i) => ({
-        _id: new ObjectId(),
-        tenantId: t.tenantId,
-        sku: `BIG-${i}`,
-        title: { value: `Big ${i}` },
-        brand: 'Bulk',
-        price: 5,
-        status: 'active',
-        media: [],
-        bindings: [],
-        variants: [],
-        createdAt: new Date(base + i),
-        updatedAt: new Date(base + i),
-      })),
-    );
+  await deps.db.collection('products').insertMany(
+    Array.from({ length: count }, (_, i) => ({
+      _id: new ObjectId(),
+      tenantId: t.tenantId,
+      sku: `BIG-${i}`,
+      title: { value: `Big ${i}` },
+      brand: 'Bulk',
+      price: 5,
+      status: 'active',
+      media: [],
+      bindings: [],
+      variants: [],
+      createdAt: new Date(base + i),
+      updatedAt: new Date(base + i),
+    })),
+  );
   for (const body of [{ selectionMode: 'all' }, { selectionMode: 'filtered', filters: { brands: ['Bulk'] } }]) {
     const res = await http(apiUrl, 'POST', '/products/export/validate', {
       key: t.key,
@@ -523,10 +522,9 @@ test('the worker killed mid-publication: the job finishes, every product publish
   };
   let w: Proc = worker('worker-publish-1');
   try {
-    const handle = await deps.temporal.workflow.start('publicationWorkflow', {
+    const handle = await startWorkflow(deps.temporal, publication, input, {
       taskQueue,
       workflowId: `${tenantId}/${jobId}`,
-      args: [input],
     });
     const mine = () => server.received.filter((r) => r.idempotencyKey.startsWith(`${jobId}:`));
     await waitFor('publication under way', async () => mine().length >= 8, { timeoutMs: 120_000, proc: w });

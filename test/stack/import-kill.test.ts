@@ -8,7 +8,8 @@ import { nativeLayout } from '../../shared/csv/layouts/native';
 import { toCsvText } from '../../shared/csv/parse';
 import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
 import { TestDeps, testStack } from '../helpers/stack';
-import type { CsvImportInput, ImportProgress } from '../../workflows/csv/import.workflow';
+import { csvImport, importProgress } from '../../shared/csv/messages';
+import { workflowHandle } from '../../shared/temporal/workflows';
 
 /**
  * A large async import with the worker killed (SIGKILL) in the middle and started again: the
@@ -79,21 +80,19 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
   const { job } = await new Jobs(deps.temporal, taskQueue).start(tenantDb, {
     type: 'csv-import',
     prefix: 'csvimp',
-    workflowType: 'csvImportWorkflow',
-    args: (jobId): [CsvImportInput] => [
-      {
-        tenantId,
-        jobId,
-        s3Key,
-        config: { format: 'native', createIfNotExists: true, skipErrorRows: true, enableSideEffects: false },
-        actor: keyId,
-        operationId: `bop_${jobId}`,
-        chunkSize: ASYNC_LIMITS.chunkSize,
-      },
-    ],
+    workflow: csvImport,
+    workflowInput: (jobId) => ({
+      tenantId,
+      jobId,
+      s3Key,
+      config: { format: 'native', createIfNotExists: true, skipErrorRows: true, enableSideEffects: false },
+      actor: keyId,
+      operationId: `bop_${jobId}`,
+      chunkSize: ASYNC_LIMITS.chunkSize,
+    }),
   });
-  const handle = deps.temporal.workflow.getHandle(job.workflowId);
-  const progress = () => handle.query<ImportProgress>('progress');
+  const handle = workflowHandle(deps.temporal, csvImport, job.workflowId);
+  const progress = () => handle.query(importProgress);
   // kill it once a good part is done, but not all
   await waitFor('import under way', async () => (await progress()).processedRows >= ROWS / 4, {
     timeoutMs: 600_000,

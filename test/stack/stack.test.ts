@@ -3,6 +3,7 @@ import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { Jobs } from '../../shared/jobs/jobs';
+import { ping } from '../../shared/system/messages';
 import { jobs } from '../../shared/jobs/collection';
 import { presignUpload } from '../../shared/s3/client';
 import { workflowIdFor } from '../../shared/temporal/workflow-ids';
@@ -25,8 +26,8 @@ describe('Temporal', () => {
     const { job, created } = await jobsApi.start(a, {
       type: 'ping',
       prefix: 'ping',
-      workflowType: 'pingWorkflow',
-      args: (jobId) => [{ tenantId: a.tenantId, jobId, message: 'hello' }],
+      workflow: ping,
+      workflowInput: (jobId) => ({ tenantId: a.tenantId, jobId, message: 'hello' }),
       idempotencyKey: 'idem-1',
     });
     expect(created).toBe(true);
@@ -50,8 +51,8 @@ describe('Temporal', () => {
     const again = await jobsApi.start(a, {
       type: 'ping',
       prefix: 'ping',
-      workflowType: 'pingWorkflow',
-      args: () => [],
+      workflow: ping,
+      workflowInput: (jobId) => ({ tenantId: a.tenantId, jobId, message: 'never started' }),
       idempotencyKey: 'idem-1',
     });
     expect(again).toMatchObject({ created: false, job: { _id: job._id } });

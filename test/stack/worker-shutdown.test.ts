@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { jobs } from '../../shared/jobs/collection';
 import { Jobs } from '../../shared/jobs/jobs';
+import { ping } from '../../shared/system/messages';
 import { startNodeProcess, waitFor } from '../../scripts/stack/process';
 import { TestDeps, testStack } from '../helpers/stack';
 
@@ -44,8 +45,8 @@ test('SIGTERM mid-activity: the activity completes once, the worker exits 0, the
   const { job } = await new Jobs(deps.temporal, taskQueue).start(tenant, {
     type: 'ping',
     prefix: 'ping',
-    workflowType: 'pingWorkflow',
-    args: (jobId) => [{ tenantId: tenant.tenantId, jobId, message: 'graceful', holdMs: 2500 }],
+    workflow: ping,
+    workflowInput: (jobId) => ({ tenantId: tenant.tenantId, jobId, message: 'graceful', holdMs: 2500 }),
   });
   await waitFor(
     'job processing',

@@ -1,15 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { RollbackInput } from '../../activities/bulk/rollback-operation';
+import type { RollbackResult, RollbackWorkflowInput } from '../../shared/bulk/messages';
 
 const acts = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', retry: { maximumAttempts: 10 } });
 
-export interface RollbackWorkflowInput extends RollbackInput {
-  jobId: string;
-}
-
 /** Rolls back one bulk operation; the activity is idempotent, so a retry after a crash finishes the job once. */
-export async function rollbackWorkflow(input: RollbackWorkflowInput) {
+export async function rollbackWorkflow(input: RollbackWorkflowInput): Promise<RollbackResult> {
   await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'processing' });
   try {
     const result = await acts.rollbackOperation(input);

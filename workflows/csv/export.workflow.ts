@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { ExportInput } from '../../activities/csv/export-csv';
+import type { ExportInput, ExportResult } from '../../shared/csv/messages';
 import { failureMessage } from './import.workflow';
 
 const acts = proxyActivities<Activities>({
@@ -10,7 +10,7 @@ const acts = proxyActivities<Activities>({
 });
 
 /** An async CSV export: one streaming activity, then the job record says where the file is. */
-export async function csvExportWorkflow(input: ExportInput) {
+export async function csvExportWorkflow(input: ExportInput): Promise<ExportResult> {
   const ref = { tenantId: input.tenantId, jobId: input.jobId };
   await acts.updateJob({ ...ref, status: 'processing' });
   try {

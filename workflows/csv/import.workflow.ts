@@ -1,6 +1,11 @@
-import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { ImportConfig } from '../../shared/csv/jobs';
+import {
+  importProgress,
+  type CsvImportInput,
+  type CsvImportResult,
+  type ImportProgress,
+} from '../../shared/csv/messages';
 import { mapLimit } from '../../shared/concurrency';
 
 const acts = proxyActivities<Activities>({
@@ -9,19 +14,6 @@ const acts = proxyActivities<Activities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
-
-export interface ImportProgress {
-  status: 'queued' | 'processing' | 'completed' | 'failed';
-  totalRows: number;
-  processedRows: number;
-  created: number;
-  updated: number;
-  failed: number;
-  skipped: number;
-  percent: number;
-}
-
-export const importProgress = defineQuery<ImportProgress>('progress');
 
 /**
  * What a client is told when an activity failed past its retries: which step, not the error's
@@ -41,25 +33,12 @@ export function failureMessage(err: unknown): string {
  */
 const CHUNKS_IN_FLIGHT = 2;
 
-export interface CsvImportInput {
-  tenantId: string;
-  jobId: string;
-  s3Key: string;
-  config: ImportConfig;
-  actor: string;
-  /** The bulk operation the job's changes are recorded in (one per job). */
-  operationId: string;
-  chunkSize: number;
-}
-
 /**
  * An async CSV import: stage the file's products once, then apply them chunk by chunk. Progress
  * is kept here and answered by the `progress` query; a killed worker resumes at the chunk it
  * was in, and each chunk is idempotent, so every row is counted once.
  */
-export async function csvImportWorkflow(
-  input: CsvImportInput,
-): Promise<ImportProgress & { errorReportKey: string | null; structuralErrors: string[] }> {
+export async function csvImportWorkflow(input: CsvImportInput): Promise<CsvImportResult> {
   const ref = { tenantId: input.tenantId, jobId: input.jobId };
   const p: ImportProgress = {
     status: 'processing',

@@ -1,18 +1,18 @@
-import {
-  ApplicationFailure,
-  allHandlersFinished,
-  condition,
-  defineQuery,
-  defineUpdate,
-  proxyActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import {
+  approveTransfer,
+  cancelTransfer,
+  receiveTransfer,
+  transferState,
+  type TransferActionArgs,
+  type TransferInput,
+  type TransferLiveState,
+} from '../../shared/inventory/messages';
 import {
   TRANSFER_MOVES,
   transferStateCode,
   type TransferAction,
-  type TransferLine,
   type TransferStatus,
 } from '../../shared/inventory/transfer-rules';
 
@@ -21,29 +21,6 @@ const acts = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', nonRetryableErrorTypes: ['insufficient-stock'] },
 });
 
-export interface TransferInput {
-  tenantId: string;
-  transferId: string;
-  originId: string;
-  destinationId: string;
-  productsList: TransferLine[];
-}
-
-export interface TransferActionArgs {
-  actor: string;
-  reason?: string;
-  /** The request's Idempotency-Key, kept on the record for a retried receive. */
-  idempotencyKey?: string;
-}
-
-/** 'receiving' is the moment stock moves: every other action waits its outcome by being refused. */
-type LiveState = TransferStatus | 'receiving';
-
-export const approveTransfer = defineUpdate<{ status: TransferStatus }, [TransferActionArgs]>('approve');
-export const receiveTransfer = defineUpdate<{ status: TransferStatus }, [TransferActionArgs]>('receive');
-export const cancelTransfer = defineUpdate<{ status: TransferStatus }, [TransferActionArgs]>('cancel');
-export const transferState = defineQuery<LiveState>('state');
-
 /**
  * One transfer's life. approve / receive / cancel are Updates: the validator refuses a move the
  * state does not allow (the caller gets it at once and nothing is written to history), and the
@@ -51,12 +28,12 @@ export const transferState = defineQuery<LiveState>('state');
  * The workflow ends once the transfer is received or cancelled.
  */
 export async function transferWorkflow(input: TransferInput): Promise<TransferStatus> {
-  let state: LiveState = 'pending';
+  let state: TransferLiveState = 'pending';
   let receiveAttempt = 0;
   const ref = { tenantId: input.tenantId, transferId: input.transferId };
 
   const allowed = (action: TransferAction) => {
-    if (!(TRANSFER_MOVES[action].from as LiveState[]).includes(state)) {
+    if (!(TRANSFER_MOVES[action].from as TransferLiveState[]).includes(state)) {
       throw ApplicationFailure.nonRetryable(
         `A ${state} transfer cannot be ${action === 'approve' ? 'approved' : action === 'receive' ? 'received' : 'cancelled'}`,
         transferStateCode(state),
@@ -64,7 +41,7 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       );
     }
   };
-  const event = (action: TransferAction, from: LiveState, args: TransferActionArgs) => ({
+  const event = (action: TransferAction, from: TransferLiveState, args: TransferActionArgs) => ({
     action,
     outcome: 'applied' as const,
     state: from as TransferStatus,

@@ -3,14 +3,18 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  defineQuery,
-  defineSignal,
   isCancellation,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { PublishOptions } from '../../shared/publication/publication';
+import {
+  cancelPublication,
+  publicationProgress,
+  type PublicationInput,
+  type PublicationProgress,
+  type PublicationResult,
+} from '../../shared/publication/messages';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -27,38 +31,12 @@ const acts = proxyActivities<Activities>({
   },
 });
 
-export interface PublicationInput {
-  tenantId: string;
-  jobId: string;
-  channelId: string;
-  productIds: string[];
-  options: PublishOptions;
-  targetMarketplaces: string[];
-  batchSize: number;
-  /** Keep per-product results in the result (a small, synchronous publication answers with them). */
-  collectResults: boolean;
-}
-
-export interface PublicationProgress {
-  status: 'processing' | 'completed' | 'failed' | 'cancelled';
-  total: number;
-  processed: number;
-  published: number;
-  failed: number;
-  skipped: number;
-  percent: number;
-  cancelReason: string | null;
-}
-
-export const cancelPublication = defineSignal<[{ reason: string | null }]>('cancel');
-export const publicationProgress = defineQuery<PublicationProgress>('progress');
-
 /**
  * One publication: the products in batches, each batch an activity. The cancel signal stops it
  * between batches, and cancels the batch under way (which stops before its next product). The
  * job record and the channel's lock are settled at the end, whatever happened.
  */
-export async function publicationWorkflow(input: PublicationInput) {
+export async function publicationWorkflow(input: PublicationInput): Promise<PublicationResult> {
   const p: PublicationProgress = {
     status: 'processing',
     total: input.productIds.length,
