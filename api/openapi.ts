@@ -1,4 +1,4 @@
-import type { RouteSpec } from './route';
+import { paramSchemas, type RouteSpec } from './route';
 import { SCOPES } from '../shared/auth/scopes';
 
 const flatError = {
@@ -48,11 +48,11 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = openapiPath(r.path);
-    const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
-      name: m[1],
+    const params = Object.entries(paramSchemas(r)).map(([name, schema]) => ({
+      name,
       in: 'path',
       required: true,
-      schema: { type: 'string' },
+      schema,
     }));
     const errorSchema = r.path.startsWith('/orders') ? ordersError : flatError;
     const responses: Record<string, unknown> = {};

@@ -5,12 +5,50 @@ import type { AppContext } from './context';
 import { authenticate } from './middleware/auth';
 import type { Scope } from '../shared/auth/scopes';
 import { AppError, errors } from '../shared/errors/catalog';
-import { compile, summarize, toFieldErrors, type JsonSchema } from '../shared/validation';
+import type { ValidateFunction } from 'ajv';
+import { compile, inputFailures, summarize, type JsonSchema } from '../shared/validation';
+
+/** One keyword of a route's body, query or path schema that the input failed, as ajv reported it. */
+export interface InputFailure {
+  in: 'body' | 'query' | 'params';
+  /** The field as the client wrote it: `productsList.0.quantity`, a query or path parameter's name, or `(body)`. */
+  field: string;
+  keyword: string;
+  message: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * A rule naming the spec's code for some failures. `field` is matched segment by segment (`*`
+ * matches one, a final `**` any rest); `keyword` is ajv's (`required`, `type`, `minLength`,
+ * `additionalProperties`, …; `required` reports the missing field, `additionalProperties` the
+ * unknown one).
+ */
+export interface InputRule {
+  field?: string;
+  keyword?: string | string[];
+  code: string;
+  status?: number;
+  message?: string | ((failure: InputFailure) => string);
+}
+
+/** How a route answers input its schemas refuse, where the spec names its own codes. */
+export interface InputErrors {
+  /** The code of any refusal no rule names, and of a missing body. Default: the area's invalid-input code. */
+  code?: string;
+  /** A missing body, or `{}` on a route whose body schema has `minProperties: 1`. */
+  missingBody?: { code: string; message: string };
+  /** In order: the first rule that matches any failure gives the code and message. */
+  rules?: InputRule[];
+  /** The route's own rendering of the failures; wins over the rest. */
+  render?: (failures: InputFailure[]) => AppError;
+}
 
 /**
  * A route is declared once, as data: path, scopes, schemas, responses and handler. Mounting it
  * wires authentication, the scope check, body parsing and ajv validation in that order, and the
- * same declaration feeds /openapi.json, so the document cannot drift from what is enforced.
+ * same declaration feeds /openapi.json, so the document cannot drift from what is enforced:
+ * every body, query and path parameter is validated here, from these schemas, and nowhere else.
  */
 export interface RouteSpec {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -22,15 +60,17 @@ export interface RouteSpec {
   /** `public` routes take no credentials; otherwise every listed scope is required. */
   auth: 'public' | { scopes: Scope[] } | 'refresh-token';
   body?: JsonSchema;
-  /** A route with a body schema requires a body unless this is false. */
+  /** A route with a body schema requires a body unless this is false (an absent body is then `{}`). */
   bodyRequired?: boolean;
   /** A larger body limit than the API's default, for routes that take file contents. */
   bodyLimitBytes?: number;
-  /** 'handler': the body schema documents the route; the handler validates (for domain-specific messages). */
-  bodyValidation?: 'route' | 'handler';
-  /** The code of a body the route's schema refuses or a missing body, where the spec names one (CSV: `bad-request`). */
-  bodyErrorCode?: string;
   query?: JsonSchema;
+  /** Schemas of the path parameters, by name; a parameter not named is a non-empty text. */
+  params?: Record<string, JsonSchema>;
+  /** @deprecated being removed: the handler validates the body (the body schema only documents it). */
+  bodyValidation?: 'handler';
+  /** The spec's codes for refused input (see InputErrors). */
+  invalid?: InputErrors;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
   handler: (ctx: AppContext) => Promise<void> | void;
 }
@@ -63,38 +103,124 @@ function bodyParser(limitBytes: number) {
       return next();
     }
     if (!isJsonType(ctx)) throw errors.unsupportedMediaType(ctx.get('content-type'));
-    return parse(ctx as never, next);
+    return parse(ctx as never, () => {
+      if (nestsDeeperThan(ctx.request.body, MAX_BODY_DEPTH))
+        throw errors.invalidInput(`The body nests deeper than ${MAX_BODY_DEPTH} levels`);
+      return next();
+    });
   };
 }
 
+/** The deepest JSON body accepted: far beyond any real document, far below what recursion survives. */
+export const MAX_BODY_DEPTH = 64;
+
+/** Whether a parsed JSON value nests deeper than `max` (iterative: a hostile body cannot overflow the stack here). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A path parameter nobody declared: any non-empty text. */
+const PARAM_TEXT: JsonSchema = { type: 'string', minLength: 1 };
+
+/** The path parameters' schema, as the OpenAPI document shows it. */
+export function paramSchemas(spec: RouteSpec): Record<string, JsonSchema> {
+  const names = [...spec.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+  return Object.fromEntries(names.map((name) => [name, spec.params?.[name] ?? PARAM_TEXT]));
+}
+
+function matchesField(pattern: string, field: string): boolean {
+  const want = pattern.split('.');
+  const got = field.split('.');
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === '**') return true;
+    if (i >= got.length || (want[i] !== '*' && want[i] !== got[i])) return false;
+  }
+  return want.length === got.length;
+}
+
+function matches(rule: InputRule, f: InputFailure): boolean {
+  if (rule.keyword && !(Array.isArray(rule.keyword) ? rule.keyword : [rule.keyword]).includes(f.keyword)) return false;
+  return rule.field === undefined || matchesField(rule.field, f.field);
+}
+
+/** The one translation of refused input into the answer: the route's rules, else its code, else the area's. */
+function refusal(spec: RouteSpec, where: InputFailure['in'], failures: InputFailure[]): AppError {
+  const invalid = spec.invalid;
+  if (invalid?.render) return invalid.render(failures);
+  const fieldErrors = failures.map(({ field, message }) => ({ field, message }));
+  for (const rule of invalid?.rules ?? []) {
+    const hit = failures.find((f) => matches(rule, f));
+    if (!hit) continue;
+    const message =
+      typeof rule.message === 'function' ? rule.message(hit) : (rule.message ?? `${hit.field} ${hit.message}`);
+    return new AppError(rule.status ?? 400, rule.code, message, { field: hit.field, fieldErrors });
+  }
+  const message = `Invalid ${where === 'params' ? 'path' : where}: ${summarize(fieldErrors)}`;
+  return invalid?.code
+    ? new AppError(400, invalid.code, message, { field: fieldErrors[0]?.field, fieldErrors })
+    : errors.invalidInput(message, fieldErrors);
+}
+
+function failuresOf(where: InputFailure['in'], fn: ValidateFunction): InputFailure[] {
+  return inputFailures(fn.errors).map((f) => ({ ...f, in: where }));
+}
+
+/** Text with a NUL byte: never a real parameter, and refused by the store's text functions. */
+const hasNul = (v: unknown): boolean =>
+  typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) && v.some(hasNul);
+
+/** Numbers a query coerced to infinity (`1e309`): ajv's integer and range checks let them through. */
+const notFinite = (v: unknown): boolean =>
+  typeof v === 'number' ? !Number.isFinite(v) : Array.isArray(v) && v.some(notFinite);
+
 function validator(spec: RouteSpec) {
-  // compiled here, at start-up, even when the handler validates: a broken schema fails the boot, not a request
-  const compiledBody = spec.body && compile(spec.body, 'body');
-  const body = spec.bodyValidation !== 'handler' && compiledBody;
+  // compiled here, at start-up: a broken schema fails the boot, not a request
+  const declared = paramSchemas(spec);
+  const params = compile({ type: 'object', properties: declared, required: Object.keys(declared) }, 'query');
   const query = spec.query && compile(spec.query, 'query');
+  const body = spec.body && spec.bodyValidation !== 'handler' && compile(spec.body, 'body');
+  const textFailure = (where: InputFailure['in'], field: string, message: string): InputFailure[] => [
+    { in: where, field, keyword: 'text', message, params: {} },
+  ];
   return async (ctx: AppContext, next: Next) => {
+    const p: Record<string, unknown> = { ...ctx.params };
+    const nulParam = Object.keys(p).find((k) => hasNul(p[k]));
+    if (nulParam) throw refusal(spec, 'params', textFailure('params', nulParam, 'must not contain a NUL character'));
+    if (!params(p)) throw refusal(spec, 'params', failuresOf('params', params));
     if (query) {
       // koa's query object is read-only-ish (a getter over the querystring): validate a copy
       const q: Record<string, unknown> = { ...ctx.query };
-      if (!query(q)) {
-        const fe = toFieldErrors(query.errors);
-        throw errors.invalidInput(`Invalid query: ${summarize(fe)}`, fe);
-      }
+      const nul = Object.keys(q).find((k) => hasNul(q[k]));
+      if (nul) throw refusal(spec, 'query', textFailure('query', nul, 'must not contain a NUL character'));
+      if (!query(q)) throw refusal(spec, 'query', failuresOf('query', query));
+      const infinite = Object.keys(q).find((k) => notFinite(q[k]));
+      if (infinite) throw refusal(spec, 'query', textFailure('query', infinite, 'must be a finite number'));
       ctx.state.query = q;
     }
-    if (spec.body) {
-      if (ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
-      if (ctx.request.body === undefined)
-        throw spec.bodyErrorCode
-          ? new AppError(400, spec.bodyErrorCode, 'A JSON body is required')
-          : errors.missingBody();
-      if (body && !body(ctx.request.body)) {
-        const fe = toFieldErrors(body.errors);
-        const message = `Invalid body: ${summarize(fe)}`;
-        throw spec.bodyErrorCode
-          ? new AppError(400, spec.bodyErrorCode, message, { field: fe[0]?.field, fieldErrors: fe })
-          : errors.invalidInput(message, fe);
+    if (spec.body && ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
+    if (spec.body && spec.bodyValidation === 'handler' && ctx.request.body === undefined) throw errors.missingBody();
+    if (body) {
+      const b = ctx.request.body;
+      const empty =
+        b === undefined ||
+        (spec.body!.minProperties === 1 && b !== null && typeof b === 'object' && !Object.keys(b).length);
+      if (empty) {
+        const missing = spec.invalid?.missingBody;
+        if (missing) throw new AppError(400, missing.code, missing.message);
+        if (b === undefined)
+          throw spec.invalid?.code
+            ? new AppError(400, spec.invalid.code, 'A JSON body is required')
+            : errors.missingBody();
       }
+      if (!body(b)) throw refusal(spec, 'body', failuresOf('body', body));
     }
     return next();
   };

@@ -45,23 +45,31 @@ function fieldPath(instancePath: string): string {
   return instancePath.replace(/^\//, '').replace(/\//g, '.');
 }
 
-/** ajv's errors as `{field, message}` pairs that name the field the way a client wrote it. */
-export function toFieldErrors(errs: ErrorObject[] | null | undefined, root = ''): FieldError[] {
-  const out: FieldError[] = [];
+/** One failed keyword: the field as the client wrote it, ajv's keyword and params, a message. */
+export interface KeywordFailure {
+  field: string;
+  keyword: string;
+  message: string;
+  params: Record<string, unknown>;
+}
+
+/** ajv's errors, each naming the field the way a client wrote it, once per field and message. */
+export function inputFailures(errs: ErrorObject[] | null | undefined, root = ''): KeywordFailure[] {
+  const out: KeywordFailure[] = [];
   for (const e of errs ?? []) {
     const base = [root, fieldPath(e.instancePath)].filter(Boolean).join('.');
     const join = (name: string) => (base ? `${base}.${name}` : name);
+    const at = { keyword: e.keyword, params: e.params as Record<string, unknown> };
     if (e.keyword === 'required') {
-      out.push({ field: join(String(e.params.missingProperty)), message: 'is required' });
+      out.push({ ...at, field: join(String(e.params.missingProperty)), message: 'is required' });
     } else if (e.keyword === 'additionalProperties') {
-      out.push({ field: join(String(e.params.additionalProperty)), message: 'is not a known field' });
+      out.push({ ...at, field: join(String(e.params.additionalProperty)), message: 'is not a known field' });
     } else if (e.keyword === 'if') {
       continue; // the failing branch reports its own error
     } else {
-      out.push({ field: base || '(body)', message: e.message ?? 'is invalid' });
+      out.push({ ...at, field: base || '(body)', message: e.message ?? 'is invalid' });
     }
   }
-  // one entry per field and message, in ajv's order
   const seen = new Set<string>();
   return out.filter((f) => {
     const k = `${f.field}\u0000${f.message}`;
@@ -69,6 +77,11 @@ export function toFieldErrors(errs: ErrorObject[] | null | undefined, root = '')
     seen.add(k);
     return true;
   });
+}
+
+/** ajv's errors as `{field, message}` pairs that name the field the way a client wrote it. */
+export function toFieldErrors(errs: ErrorObject[] | null | undefined, root = ''): FieldError[] {
+  return inputFailures(errs, root).map(({ field, message }) => ({ field, message }));
 }
 
 export function summarize(fieldErrors: FieldError[]): string {

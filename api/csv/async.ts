@@ -169,7 +169,7 @@ export const csvAsyncRoutes = defineRoutes([
     path: '/products/bulk/csv/validate',
     summary: 'Check an uploaded CSV without importing it',
     tags: ['csv'],
-    bodyErrorCode: 'bad-request',
+    invalid: { code: 'bad-request' },
     auth: { scopes: ['products:import'] },
     body: {
       type: 'object',
@@ -278,7 +278,7 @@ export const csvAsyncRoutes = defineRoutes([
     path: '/products/bulk/csv/export',
     summary: `Export products as CSV, asynchronously (a job; at most ${MAX_EXPORT_IDS} productIds)`,
     tags: ['csv'],
-    bodyErrorCode: 'bad-request',
+    invalid: { code: 'bad-request' },
     auth: { scopes: ['products:export'] },
     body: {
       type: 'object',
