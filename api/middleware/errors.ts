@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
 import { AppError, errors, isAppError, type Area } from '../../shared/errors/catalog';
+import { carriedAppError } from '../../shared/errors/failures';
 
 /** Which envelope and codes a path gets. `/v1` is the same API under the spec's versioned base. */
 export function areaOf(path: string): Area {
@@ -76,7 +77,8 @@ export function errorHandler() {
         throw errors.methodNotAllowed(ctx.method, ctx.path, ctx.response.get('Allow'));
     } catch (err) {
       const limit = (err as { limit?: number } | null)?.limit ?? ctx.deps.config.bodyLimitBytes;
-      const known = isAppError(err) ? err : fromParserError(err, limit);
+      // a refusal raised inside a workflow or activity comes back wrapped; it is answered as if raised here
+      const known = isAppError(err) ? err : (carriedAppError(err) ?? fromParserError(err, limit));
       if (known) return render(ctx, known);
       ctx.deps.log.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
       render(ctx, errors.internal());
