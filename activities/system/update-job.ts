@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { jobs, type JobStatus } from '../../shared/jobs/collection';
+import { FINISHED_JOB_STATUSES, isFinished, jobs, type JobStatus } from '../../shared/jobs/collection';
 
 export interface JobUpdate {
   tenantId: string;
@@ -10,8 +10,6 @@ export interface JobUpdate {
   error?: string;
 }
 
-const FINAL: JobStatus[] = ['completed', 'failed', 'cancelled'];
-
 /**
  * Writes a job's status to its record. Idempotent, and a finished job stays finished: the guard
  * keeps a late retry of an earlier step from moving it back.
@@ -20,14 +18,14 @@ export function updateJob(db: Db) {
   return async (u: JobUpdate): Promise<void> => {
     const now = new Date();
     await new TenantDb(db, u.tenantId).collection(jobs).updateOne(
-      { _id: u.jobId, status: { $nin: FINAL } },
+      { _id: u.jobId, status: { $nin: [...FINISHED_JOB_STATUSES] } },
       {
         $set: {
           status: u.status,
           updatedAt: now,
           ...(u.result ? { result: u.result } : {}),
           ...(u.error ? { error: u.error } : {}),
-          ...(FINAL.includes(u.status) ? { finishedAt: now } : {}),
+          ...(isFinished(u.status) ? { finishedAt: now } : {}),
         },
       },
     );

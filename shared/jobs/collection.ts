@@ -2,6 +2,14 @@ import { defineCollection } from '../db/collection';
 
 export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
+/** The statuses a job ends in; the others (queued, processing) are running. */
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+export const RUNNING_JOB_STATUSES: readonly JobStatus[] = ['queued', 'processing'];
+
+export function isFinished(status: JobStatus): boolean {
+  return FINISHED_JOB_STATUSES.includes(status);
+}
+
 /**
  * The lasting record of a job. Live progress comes from the workflow (a query); the final status
  * and counters are written here so they outlive Temporal's retention.

@@ -6,7 +6,7 @@ import { JOB_TYPE, TENANT_ID } from '../temporal/search-attributes';
 import { workflowIdFor } from '../temporal/workflow-ids';
 import type { WorkflowDef, WorkflowInput } from '../temporal/define-workflow';
 import { startWorkflow } from '../temporal/workflows';
-import { jobs, type JobRecord } from './collection';
+import { isFinished, jobs, RUNNING_JOB_STATUSES, type JobRecord } from './collection';
 
 /** A job whose workflow cannot be found this long after the job was made has none any more. */
 const GONE_AFTER_MS = 10 * 60_000;
@@ -108,7 +108,7 @@ export class Jobs {
    * stops counting against the tenant's running limit and a channel lock it held is freed.
    */
   async settle(tenantDb: TenantDb, job: JobRecord): Promise<JobRecord> {
-    if (job.status !== 'queued' && job.status !== 'processing') return job;
+    if (isFinished(job.status)) return job;
     let ended: string;
     try {
       ended = (await this.temporal.workflow.getHandle(job.workflowId).describe()).status.name;
@@ -127,7 +127,7 @@ export class Jobs {
     const settled = await tenantDb
       .collection(jobs)
       .findOneAndUpdate(
-        { _id: job._id, status: { $in: ['queued', 'processing'] } },
+        { _id: job._id, status: { $in: [...RUNNING_JOB_STATUSES] } },
         { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } },
         { returnDocument: 'after' },
       );

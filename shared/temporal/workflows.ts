@@ -1,4 +1,5 @@
 import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/common';
 import type { WorkflowDef, WorkflowFn } from './define-workflow';
 
 /** Starts the workflow a definition names, with an input of its declared type. */
@@ -21,4 +22,25 @@ export function workflowHandle<I, R>(
   workflowId: string,
 ): WorkflowHandle<WorkflowFn<WorkflowDef<I, R>>> {
   return client.workflow.getHandle<WorkflowFn<WorkflowDef<I, R>>>(workflowId);
+}
+
+/** How long a status read waits for a workflow's answer before it answers from the job record. */
+export const QUERY_WAIT_MS = 1000;
+
+/**
+ * A query's answer, or null when the workflow cannot answer at once: no worker is polling (a
+ * query waits for one), the workflow has ended or is gone. A status read must never hang on a
+ * job; the job record is its answer then.
+ */
+export async function queryOrNull<R>(
+  client: Client,
+  workflowId: string,
+  query: QueryDefinition<R, []>,
+  waitMs = QUERY_WAIT_MS,
+): Promise<R | null> {
+  try {
+    return await client.withDeadline(Date.now() + waitMs, () => client.workflow.getHandle(workflowId).query(query));
+  } catch {
+    return null;
+  }
 }
