@@ -27,10 +27,8 @@ const compiled = new WeakMap<object, ValidateFunction>();
 
 export type JsonSchema = Record<string, unknown>;
 
-/** The highest page a list accepts: beyond it a page is never real, and far beyond it the skip overflows what the database takes (a 500). */
-export const MAX_PAGE = 1_000_000;
-/** The `page` parameter of every 1-based list. */
-export const PAGE_PARAM = { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } as const;
+// paging lives in paging.ts; re-exported for the modules that still import it from here
+export { MAX_PAGE, PAGE_PARAM } from './paging';
 
 export function compile(schema: JsonSchema, kind: 'body' | 'query' = 'body'): ValidateFunction {
   let fn = compiled.get(schema);
