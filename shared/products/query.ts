@@ -1,5 +1,8 @@
 import type { Filter, Sort } from 'mongodb';
 import type { ProductDoc } from './types';
+import { STATUSES } from './schema';
+import { errors } from '../errors/catalog';
+import type { JsonSchema } from '../validation';
 
 export interface ProductFilters {
   q?: string;
@@ -11,6 +14,43 @@ export interface ProductFilters {
   tags?: string[];
   channelId?: string;
 }
+
+/**
+ * The most values a list filter (brands, tags, status) takes. More is never a real filter, and far
+ * more would exceed what the store takes in one condition (SQLite's bound variables: a 500).
+ */
+export const MAX_FILTER_VALUES = 100;
+const filterText = (maxLength: number, description?: string): JsonSchema => ({
+  type: 'string',
+  maxLength,
+  ...(description ? { description } : {}),
+});
+const filterList = (items: JsonSchema, description?: string): JsonSchema => ({
+  type: 'array',
+  maxItems: MAX_FILTER_VALUES,
+  items,
+  ...(description ? { description } : {}),
+});
+
+/**
+ * The product filters as a JSON body carries them (POST /products/query, publication, CSV
+ * export): the one schema every filter body is validated with, beside the function that turns
+ * it into a condition. Query strings carry the same filters as comma lists (filtersFrom).
+ */
+export const productFiltersSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    q: filterText(200, 'search term: every word must match the SKU, a variant SKU, the title, the brand or a tag'),
+    status: filterList({ type: 'string', enum: [...STATUSES] }),
+    category: filterText(1000, 'category id, name or path'),
+    brands: filterList(filterText(200), 'brands (exact)'),
+    minPrice: { type: 'number', minimum: 0 },
+    maxPrice: { type: 'number', minimum: 0 },
+    tags: filterList(filterText(200), 'a product with any of them matches'),
+    channelId: filterText(100, 'products bound to this channel'),
+  },
+};
 
 export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -57,6 +97,13 @@ export function searchClause(q: string): { clause: Filter<ProductDoc>; strategy:
 }
 
 export function buildFilter(f: ProductFilters): { filter: Filter<ProductDoc>; searchStrategy: string | null } {
+  // the guard for every caller, whatever schema (or comma list) the filters came through
+  for (const name of ['status', 'brands', 'tags'] as const) {
+    if ((f[name]?.length ?? 0) > MAX_FILTER_VALUES)
+      throw errors.invalidInput(`${name} takes at most ${MAX_FILTER_VALUES} values`, [
+        { field: name, message: `must have at most ${MAX_FILTER_VALUES} values` },
+      ]);
+  }
   const and: Filter<ProductDoc>[] = [];
   let searchStrategy: string | null = null;
   if (f.q && f.q.trim()) {
