@@ -14,7 +14,7 @@
  *    presentation).
  * 4. Runs autocannon against each read of ours and of the baseline, and reports requests/s,
  *    p50/p99 latency, failures and the ratio ours/baseline as a Markdown table (printed and
- *    written to bench/results/catalog-<date>.md).
+ *    written to bench/results/catalog.md).
  *
  * Exits non-zero when any request failed (non-2xx, connection error or timeout) or a check failed;
  * the ratio is reported against the goal (>= 0.60) but never fails the run.
@@ -678,11 +678,10 @@ function details(rows: Row[]): string {
   return lines.join('\n');
 }
 
-function resultsFile(date: string): string {
+/** One file per benchmark, the newest run (git keeps the earlier ones). */
+function resultsFile(): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  let file = join(RESULTS_DIR, `catalog-${date}.md`);
-  for (let n = 2; existsSync(file); n++) file = join(RESULTS_DIR, `catalog-${date}-${n}.md`);
-  return file;
+  return join(RESULTS_DIR, 'catalog.md');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -879,7 +878,7 @@ async function main(): Promise<number> {
       `Result: ${failed === 0 ? 'no request failed' : `${failed} requests failed (warm-up included: ${warmupFailures})`}.`,
       '',
     ].join('\n');
-    const file = resultsFile(date);
+    const file = resultsFile();
     writeFileSync(file, report);
     console.log(`\n${table(rows)}\n`);
     console.log(`Written to ${file}`);

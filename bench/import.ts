@@ -12,11 +12,11 @@
  *    with the products collection's indexes.
  * 5. Export: an async export (selection all, native) of the imported catalog, next to a raw
  *    cursor read of the same documents.
- * 6. Prints a table and writes it to bench/results/import-<date>.md.
+ * 6. Prints a table and writes it to bench/results/import.md.
  *
  * Environment: BENCH_ROWS (100000), BENCH_KEEP_DATA=1, BENCH_LOG_LEVEL (warn).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Document } from 'mongodb';
@@ -247,8 +247,8 @@ async function main(): Promise<number> {
     const report = lines.join('\n') + '\n';
     console.log('\n' + report);
     mkdirSync(RESULTS_DIR, { recursive: true });
-    let file = join(RESULTS_DIR, `import-${date}.md`);
-    for (let n = 2; existsSync(file); n++) file = join(RESULTS_DIR, `import-${date}-${n}.md`);
+    // one file per benchmark, the newest run (git keeps the earlier ones)
+    const file = join(RESULTS_DIR, 'import.md');
     writeFileSync(file, report);
     console.log(`Written to ${file}`);
     return checks.every(([, ok]) => ok) ? 0 : 1;

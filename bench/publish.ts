@@ -11,9 +11,9 @@
  * 4. baseline: the same PUTs (the payloads the channel received from us, same URLs and headers),
  *    sent by a plain loop with the same number in flight.
  * 5. Checks the job published every product and the server got one distinct Idempotency-Key per
- *    product; writes bench/results/publish-<date>.md.
+ *    product; writes bench/results/publish.md.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -168,8 +168,8 @@ async function main(): Promise<number> {
       ].join('\n') + '\n';
     console.log('\n' + report);
     mkdirSync(RESULTS_DIR, { recursive: true });
-    let file = join(RESULTS_DIR, `publish-${date}.md`);
-    for (let n = 2; existsSync(file); n++) file = join(RESULTS_DIR, `publish-${date}-${n}.md`);
+    // one file per benchmark, the newest run (git keeps the earlier ones)
+    const file = join(RESULTS_DIR, 'publish.md');
     writeFileSync(file, report);
     return ok ? 0 : 1;
   } finally {

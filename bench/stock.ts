@@ -11,9 +11,9 @@
  * - baseline: the driver's `updateOne({_id, onHand: {$gte: 1}}, {$inc: {onHand: -1}})` alone.
  *
  * Both decrement by 1 from a stock large enough for every movement to succeed, and the run checks
- * that the balances end exactly where they must. Writes bench/results/stock-<date>.md.
+ * that the balances end exactly where they must. Writes bench/results/stock.md.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startStack, type Stack } from '../scripts/stack/stack';
@@ -115,8 +115,8 @@ async function main(): Promise<number> {
       ].join('\n') + '\n';
     console.log('\n' + report);
     mkdirSync(RESULTS_DIR, { recursive: true });
-    let file = join(RESULTS_DIR, `stock-${date}.md`);
-    for (let n = 2; existsSync(file); n++) file = join(RESULTS_DIR, `stock-${date}-${n}.md`);
+    // one file per benchmark, the newest run (git keeps the earlier ones)
+    const file = join(RESULTS_DIR, 'stock.md');
     writeFileSync(file, report);
     return ok ? 0 : 1;
   } finally {
