@@ -68,5 +68,22 @@ export default tseslint.config(
     files: ['workflows/**/*.ts', ...WORKFLOW_SAFE_SHARED],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', workflowImports] },
   },
+  {
+    // the API reaches workflows through their definitions in shared/<domain>/messages.ts only
+    files: ['api/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(workflows|activities)(/|$)',
+              message: 'api/ imports nothing from workflows/ or activities/: use shared/<domain>/messages.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   prettier,
 );
