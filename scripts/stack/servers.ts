@@ -27,7 +27,9 @@ import { join, relative, resolve } from 'node:path';
  *   Files under its `_overlay/` replace or add files of the FerretDB module at build time (a
  *   patched copy of the module replaces it): the SQLite backend pushes query filters down into
  *   SQL (_overlay/internal/backends/sqlite/prefilter.go), and the leak-detection tracking that
- *   cost 13% of its CPU is gone (_overlay/internal/util/resource/resource.go).
+ *   cost 13% of its CPU is gone (_overlay/internal/util/resource/resource.go), and an update
+ *   command closes each statement's query before the next (_overlay/internal/handler/msg_update.go:
+ *   upstream held them all, and a bulk of 100 or more updates deadlocked every write).
  * - MinIO: the commit of RELEASE.2025-10-15T17-29-55Z is not served; the proxy serves one newer
  *   commit (2026-02-12, 7aac2a2c5b7c), which we pin instead.
  */

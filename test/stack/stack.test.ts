@@ -84,6 +84,27 @@ describe('MongoDB wire protocol (FerretDB)', () => {
     expect(await col.countDocuments({ tenantId: 't1', sku: 'ABC' })).toBe(1);
     await col.insertOne({ tenantId: 't2', sku: 'ABC' }); // unique per tenant only
   });
+
+  test('an update command of 250 single-document statements completes, and writes go on after it', async () => {
+    // FerretDB 1.24 kept every statement's query open to the end of the command: at 100 (its pool)
+    // the command waited for a connection for ever, holding every write behind the front door.
+    // Our build closes each one (scripts/servers/ferretdb/_overlay/internal/handler/msg_update.go).
+    const col = deps.db.collection<{ _id: string; n: number }>('test_bulk_updates');
+    const docs = Array.from({ length: 250 }, (_, i) => ({ _id: `doc-${i}`, n: 0 }));
+    await col.insertMany(docs);
+    const within = <T>(ms: number, p: Promise<T>) =>
+      Promise.race([
+        p,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)),
+      ]);
+    const res = await within(
+      30_000,
+      col.bulkWrite(docs.map((d) => ({ updateOne: { filter: { _id: d._id }, update: { $inc: { n: 1 } } } }))),
+    );
+    expect(res.modifiedCount).toBe(250);
+    await within(10_000, col.insertOne({ _id: 'after', n: 0 }));
+    expect(await col.countDocuments({ n: 1 })).toBe(250);
+  });
 });
 
 describe('single-document atomicity (the embedded FerretDB serializes writes, as MongoDB isolates them)', () => {
