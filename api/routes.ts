@@ -2,7 +2,10 @@ import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
 import { productRoutes } from './products/routes';
 import { productStockRoutes } from './products/stock-reads';
-import { publicationRoutes } from './publication/routes';
+import { publishRoutes } from './publication/publish';
+import { readinessRoutes } from './publication/readiness';
+import { publicationJobRoutes } from './publication/jobs';
+import { retailGroupRoutes } from './publication/retail-group';
 import { channelRoutes } from './channels/routes';
 import { orderRoutes } from './orders/routes';
 import { locationRoutes } from './locations/routes';
@@ -29,7 +32,10 @@ export const allRoutes: RouteSpec[] = [
   ...lotRoutes,
   ...reportRoutes,
   ...productStockRoutes,
-  ...publicationRoutes,
+  ...publishRoutes,
+  ...readinessRoutes,
+  ...publicationJobRoutes,
+  ...retailGroupRoutes,
   ...productRoutes,
   ...locationRoutes,
   ...channelRoutes,

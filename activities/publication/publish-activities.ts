@@ -5,17 +5,17 @@ import { Channels, type ChannelDoc } from '../../shared/channels/channels';
 import { RetryableChannelError, sendProduct } from '../../shared/channels/connector';
 import { channelPayload } from '../../shared/channels/payloads';
 import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
-import { jobs } from '../../shared/jobs/collection';
+import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
 import { mapLimit } from '../../shared/concurrency';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
 import {
-  productsByIds,
   publicationItems,
   unlockChannel,
   type PublicationItem,
   type PublishOptions,
 } from '../../shared/publication/publication';
+import { productsByIds } from '../../shared/publication/selection';
 
 export interface BatchInput {
   tenantId: string;
@@ -180,7 +180,10 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       }
     },
 
-    /** Counts the job's outcomes, writes the job record's final state and frees the channel. */
+    /**
+     * Counts the job's outcomes, writes the job record's final state and frees the channel. Safe to
+     * run again: the record is written only while it is unfinished, and the lock only by its job.
+     */
     async finishPublication(input: {
       tenantId: string;
       jobId: string;
@@ -190,15 +193,19 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       total: number;
     }) {
       const tenantDb = new TenantDb(db, input.tenantId);
-      const all = await tenantDb.collection(publicationItems).find({ jobId: input.jobId }).toArray();
-      const counts = { total: input.total, published: 0, failed: 0, skipped: 0 };
-      for (const i of all)
-        counts[i.outcome === 'published' ? 'published' : i.outcome === 'failed' ? 'failed' : 'skipped']++;
-      const now = new Date();
-      await tenantDb
-        .collection(jobs)
-        .updateOne(
-          { _id: input.jobId, status: { $nin: ['completed', 'failed', 'cancelled'] } },
+      // a count over thousands of items may outlast the heartbeat timeout on a slow store
+      const beat = setInterval(() => heartbeat(), 2000);
+      try {
+        const all = await tenantDb
+          .collection(publicationItems)
+          .find({ jobId: input.jobId }, { projection: { outcome: 1 } })
+          .toArray();
+        const counts = { total: input.total, published: 0, failed: 0, skipped: 0 };
+        for (const i of all)
+          counts[i.outcome === 'published' ? 'published' : i.outcome === 'failed' ? 'failed' : 'skipped']++;
+        const now = new Date();
+        await tenantDb.collection(jobs).updateOne(
+          { _id: input.jobId, status: { $nin: [...FINISHED_JOB_STATUSES] } },
           {
             $set: {
               status: input.status,
@@ -208,8 +215,11 @@ export function publicationActivities({ db, config }: ActivityDeps) {
             },
           },
         );
-      await unlockChannel(tenantDb, input.channelId, input.jobId);
-      return counts;
+        await unlockChannel(tenantDb, input.channelId, input.jobId);
+        return counts;
+      } finally {
+        clearInterval(beat);
+      }
     },
   };
 }

@@ -1,12 +1,8 @@
-import { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { jobs, type JobRecord } from '../jobs/collection';
-import { Catalog, parseProductId } from '../products/catalog';
-import { products } from '../products/collections';
-import { buildFilter, type ProductFilters } from '../products/query';
+import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import type { ProductDoc } from '../products/types';
 
 export const PUBLICATION_JOB = 'publication';
@@ -63,8 +59,6 @@ export const publicationLocks = defineCollection<PublicationLock>({
   indexes: [],
 });
 
-const FINAL = ['completed', 'failed', 'cancelled'];
-
 /** Takes the channel's lock for a job: 409 EXPORT_IN_PROGRESS while another job of the channel runs. */
 export async function lockChannel(
   tenantDb: TenantDb,
@@ -85,7 +79,7 @@ export async function lockChannel(
     if (!held) continue;
     const found = await tenantDb.collection(jobs).findOne({ _id: held.jobId });
     const holder = found && (await settle(found)); // a holder whose workflow ended unrecorded is over
-    if (holder && !FINAL.includes(holder.status)) {
+    if (holder && !isFinished(holder.status)) {
       throw new AppError(
         409,
         'EXPORT_IN_PROGRESS',
@@ -105,81 +99,11 @@ export async function unlockChannel(tenantDb: TenantDb, channelId: string, jobId
   await tenantDb.collection(publicationLocks).deleteOne({ _id: `${tenantDb.tenantId}:${channelId}`, jobId });
 }
 
-export type SelectionMode = 'single' | 'selected' | 'filtered' | 'all';
+/** The problems no review can fix: a product with one is rejected, not merely in need of review. */
+export const BLOCKING_PROBLEMS: readonly string[] = ['no image', 'zero price'];
 
-/**
- * The products a publication covers, as ids. productIds may be product ids or SKUs (a variant's
- * SKU selects its product); an id or SKU the tenant lacks is a 400 naming it.
- */
-export async function resolveSelection(
-  tenantDb: TenantDb,
-  mode: SelectionMode,
-  productIds: string[] | undefined,
-  filters: (Omit<ProductFilters, 'q'> & { q?: string }) | undefined,
-): Promise<string[]> {
-  const col = tenantDb.collection(products);
-  if (mode === 'all' || mode === 'filtered') {
-    const filter = mode === 'all' ? {} : buildFilter(filters ?? {}).filter;
-    const docs = await col
-      .find(filter, { projection: { _id: 1 }, sort: { createdAt: 1, _id: 1 }, limit: MAX_PUBLICATION_PRODUCTS + 1 })
-      .toArray();
-    if (docs.length > MAX_PUBLICATION_PRODUCTS)
-      throw new AppError(
-        400,
-        'bad-request',
-        `The selection has more than ${MAX_PUBLICATION_PRODUCTS} products; narrow it with filters`,
-      );
-    return docs.map((d) => d._id.toHexString());
-  }
-  const catalog = new Catalog(tenantDb);
-  const ids: string[] = [];
-  const unknown: string[] = [];
-  for (const ref of productIds ?? []) {
-    const byId = parseProductId(ref) ? await catalog.get(ref) : null;
-    const owner = byId ? null : await catalog.skuOwner(ref.trim().toUpperCase());
-    const id = byId ? byId._id.toHexString() : owner?.productId;
-    if (id) ids.push(id);
-    else unknown.push(ref);
-  }
-  if (unknown.length)
-    throw new AppError(400, 'bad-request', `No product with id or SKU: ${unknown.slice(0, 20).join(', ')}`, {
-      field: 'productIds',
-      details: { unknown },
-    });
-  return [...new Set(ids)];
-}
-
-/**
- * One page of a selection, for validation: `all` and `filtered` read the page and count the
- * selection in the database, so a catalog of any size can be validated page by page (a
- * publication itself takes at most MAX_PUBLICATION_PRODUCTS).
- */
-export async function selectionPage(
-  tenantDb: TenantDb,
-  mode: SelectionMode,
-  productIds: string[] | undefined,
-  filters: ProductFilters | undefined,
-  page: number,
-  limit: number,
-): Promise<{ docs: ProductDoc[]; total: number }> {
-  if (mode === 'all' || mode === 'filtered') {
-    const col = tenantDb.collection(products);
-    const filter = mode === 'all' ? {} : buildFilter(filters ?? {}).filter;
-    const [docs, total] = await Promise.all([
-      col.find(filter, { sort: { createdAt: 1, _id: 1 }, skip: (page - 1) * limit, limit }).toArray(),
-      col.countDocuments(filter),
-    ]);
-    return { docs: docs as ProductDoc[], total };
-  }
-  const ids = await resolveSelection(tenantDb, mode, productIds, filters);
-  return { docs: await productsByIds(tenantDb, ids.slice((page - 1) * limit, page * limit)), total: ids.length };
-}
-
-export async function productsByIds(tenantDb: TenantDb, ids: string[]): Promise<ProductDoc[]> {
-  const col = tenantDb.collection(products);
-  const docs = await Promise.all(ids.map((id) => col.findOne({ _id: new ObjectId(id) })));
-  return docs.filter((d): d is ProductDoc => d !== null);
-}
+/** The products that have none of the blocking problems, as a database condition (so a list of them pages in the database). */
+export const WITHOUT_BLOCKING_PROBLEMS = { 'media.0': { $exists: true }, price: { $gt: 0 } } as const;
 
 /** Why a product cannot be published on a channel type (empty: it can). */
 export function publishProblems(p: ProductDoc, channelType: string): string[] {

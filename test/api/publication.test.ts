@@ -1,23 +1,20 @@
-import { join } from 'node:path';
+import { ObjectId } from 'mongodb';
 import { ChannelServer } from '../helpers/channel-server';
+import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
-import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
+import { TestDeps } from '../helpers/stack';
+import { waitFor } from '../../scripts/stack/process';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { jobs } from '../../shared/jobs/collection';
+import { isFinished, jobs } from '../../shared/jobs/collection';
 import { Ledger } from '../../shared/inventory/ledger';
 import { systemLocationId } from '../../shared/locations/locations';
-import { MAX_PUBLICATION_PRODUCTS, OPTION_DEFAULTS } from '../../shared/publication/publication';
-import { ObjectId } from 'mongodb';
-import { publication, type PublicationInput } from '../../shared/publication/messages';
-import { startWorkflow } from '../../shared/temporal/workflows';
+import { RECENT_PUBLICATIONS } from '../../shared/publication/jobs';
+import { MAX_PUBLICATION_PRODUCTS } from '../../shared/publication/publication';
 
 /** Publication to a real HTTP channel server started here: sync and async, cancel, locks, errors, retail-group reads. */
-const { apiUrl } = testStack();
-const ROOT = join(__dirname, '..', '..');
 const SECRET = 'test-signing-secret-0123456789';
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let server: ChannelServer;
 const P = `PB${Date.now().toString(36).toUpperCase()}`;
@@ -25,7 +22,9 @@ let n = 0;
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const t = await deps.tenantWithKey();
+  api = new ApiClient(t.key);
+  tenantId = t.tenantId;
   server = await new ChannelServer(SECRET).start();
 });
 afterAll(async () => {
@@ -35,48 +34,42 @@ afterAll(async () => {
 
 async function channel(
   o: { type?: string; status?: string; endpointUrl?: string; settings?: Record<string, unknown> } = {},
+  as = api,
 ) {
-  const res = await http(apiUrl, 'POST', '/channels', {
-    key,
-    body: {
-      name: `Channel ${++n}`,
-      type: o.type ?? 'custom',
-      ...(o.status ? { status: o.status } : {}),
-      settings: { endpointUrl: o.endpointUrl ?? server.url, ...o.settings },
-      secret: SECRET,
-    },
+  const res = await as.post('/channels', {
+    name: `Channel ${++n}`,
+    type: o.type ?? 'custom',
+    ...(o.status ? { status: o.status } : {}),
+    settings: { endpointUrl: o.endpointUrl ?? server.url, ...o.settings },
+    secret: SECRET,
   });
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
 
-async function product(o: Record<string, unknown> = {}) {
+async function product(o: Record<string, unknown> = {}, as = api) {
   const sku = `${P}-${++n}`;
-  const res = await http(apiUrl, 'POST', '/products', {
-    key,
-    body: {
-      sku,
-      title: { value: `Product ${n}` },
-      price: 10,
-      status: 'active',
-      brand: 'Acme',
-      category: { name: 'Tools', path: 'Home > Tools' },
-      media: [{ src: `https://img.example.com/${n}.jpg`, name: 'front', alt: { value: 'front' }, position: 0 }],
-      ...o,
-    },
+  const res = await as.post('/products', {
+    sku,
+    title: { value: `Product ${n}` },
+    price: 10,
+    status: 'active',
+    brand: 'Acme',
+    category: { name: 'Tools', path: 'Home > Tools' },
+    media: [{ src: `https://img.example.com/${n}.jpg`, name: 'front', alt: { value: 'front' }, position: 0 }],
+    ...o,
   });
   if (res.status !== 201) throw new Error(`product not created: ${JSON.stringify(res.body)}`);
   return res.body as { id: string; sku: string };
 }
 
-const publish = (body: Record<string, unknown>, headers?: Record<string, string>) =>
-  http(apiUrl, 'POST', '/products/export', { key, body, headers });
+const publish = (body: Record<string, unknown>) => api.post('/products/export', body);
 
 async function finished(jobId: string) {
   for (let i = 0; i < 600; i++) {
-    const res = await http(apiUrl, 'GET', `/products/export/${jobId}`, { key });
+    const res = await api.get(`/products/export/${jobId}`);
     expect(res.status).toBe(200);
-    if (['completed', 'failed', 'cancelled'].includes(res.body.status)) return res.body;
+    if (isFinished(res.body.status)) return res.body;
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error('publication did not finish');
@@ -120,7 +113,7 @@ test('sync: a small selection answers 201 with a result per product; signed PUTs
   expect(got.find((r) => r.sku === items[2].sku)!.body.variants).toEqual([
     { sku: variantSku, title: 'L', price: 12, stock: 0 },
   ]);
-  const read = await http(apiUrl, 'GET', `/products/${items[0].id}`, { key });
+  const read = await api.get(`/products/${items[0].id}`);
   expect(read.body.bindings).toEqual([
     expect.objectContaining({
       channelId: ch,
@@ -130,7 +123,7 @@ test('sync: a small selection answers 201 with a result per product; signed PUTs
       lastError: null,
     }),
   ]);
-  expect((await http(apiUrl, 'GET', `/products/export/${res.body.jobId}`, { key })).body).toMatchObject({
+  expect((await api.get(`/products/export/${res.body.jobId}`)).body).toMatchObject({
     status: 'completed',
     published: 3,
     failed: 0,
@@ -164,7 +157,7 @@ test('a product the channel refuses: 400 PRODUCT_EXPORT_FAILED with the channel 
     { sku: good.sku, success: true },
     { sku: bad.sku, success: false, error: 'category not allowed here' },
   ]);
-  const read = await http(apiUrl, 'GET', `/products/${bad.id}`, { key });
+  const read = await api.get(`/products/${bad.id}`);
   expect(read.body.bindings[0]).toMatchObject({
     channelId: ch,
     syncStatus: 'error',
@@ -186,14 +179,11 @@ test('429 with Retry-After is honoured; a 5xx is retried by Temporal; both end p
 test('a product whose binding to the channel is inactive is not sent: CHANNEL_INACTIVE in its result', async () => {
   const ch = await channel();
   const p = await product();
-  const put = await http(apiUrl, 'PUT', `/products/${p.id}`, {
-    key,
-    body: {
-      sku: p.sku,
-      title: { value: 'x' },
-      price: 10,
-      bindings: [{ channelId: ch, handle: 'h', type: 'custom', status: 'inactive' }],
-    },
+  const put = await api.put(`/products/${p.id}`, {
+    sku: p.sku,
+    title: { value: 'x' },
+    price: 10,
+    bindings: [{ channelId: ch, handle: 'h', type: 'custom', status: 'inactive' }],
   });
   expect(put.status).toBe(200);
   const before = server.received.length;
@@ -212,9 +202,25 @@ test('async: a larger selection is a job (202 exp_…) polled to completion; the
   expect(res.body).toEqual({ jobId: expect.stringMatching(/^exp_/), metadata: { async: true } });
   const job = await finished(res.body.jobId);
   expect(job).toMatchObject({ status: 'completed', total: 14, published: 14, failed: 0, skipped: 0, percent: 100 });
-  const list = await http(apiUrl, 'GET', '/products/export', { key });
+  const list = await api.get('/products/export');
   expect(list.body.jobs[0].jobId).toBe(res.body.jobId);
   expect(list.body.jobs.length).toBeLessThanOrEqual(20);
+});
+
+test(`the list holds the ${RECENT_PUBLICATIONS} most recent publications, newest first`, async () => {
+  // a tenant of its own with more publications than the list holds, so a list without its cap fails
+  const own = api.as((await deps.tenantWithKey()).key);
+  const ch = await channel({}, own);
+  const p = await product({}, own);
+  const started: string[] = [];
+  for (let i = 0; i < RECENT_PUBLICATIONS + 1; i++) {
+    const res = await own.post('/products/export', { channelId: ch, mode: 'single', productIds: [p.sku] });
+    expect(res.status).toBe(201);
+    started.push(res.body.jobId);
+  }
+  const list = await own.get('/products/export');
+  expect(list.status).toBe(200);
+  expect(list.body.jobs.map((j: { jobId: string }) => j.jobId)).toEqual(started.slice(1).reverse());
 });
 
 test('cancel mid-run: the job ends cancelled with its reason, nothing is sent after the cancel; a second publication meanwhile is 409', async () => {
@@ -230,19 +236,12 @@ test('cancel mid-run: the job ends cancelled with its reason, nothing is sent af
     { timeoutMs: 60_000 },
   );
   expectError(await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] }), 409, 'EXPORT_IN_PROGRESS');
-  const cancel = await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, {
-    key,
-    body: { reason: 'wrong prices' },
-  });
+  const cancel = await api.post(`/products/export/${res.body.jobId}/cancel`, { reason: 'wrong prices' });
   expect(cancel.status).toBe(200);
   expect(cancel.body).toMatchObject({ success: true, message: expect.any(String) });
   const cancelledAt = Date.now();
   // already being cancelled (the job has not ended yet): 400, as for a cancelled one
-  expectError(
-    await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'twice' } }),
-    400,
-    'cancel-failed',
-  );
+  expectError(await api.post(`/products/export/${res.body.jobId}/cancel`, { reason: 'twice' }), 400, 'cancel-failed');
   server.release();
   const job = await finished(res.body.jobId);
   expect(job).toMatchObject({ status: 'cancelled', cancelReason: 'wrong prices' });
@@ -251,11 +250,7 @@ test('cancel mid-run: the job ends cancelled with its reason, nothing is sent af
   expect(sent.filter((r) => r.at > cancelledAt)).toEqual([]);
   expect(sent.length).toBeLessThan(30);
   expect(job.published + job.failed).toBeLessThan(30);
-  expectError(
-    await http(apiUrl, 'POST', `/products/export/${res.body.jobId}/cancel`, { key, body: { reason: 'again' } }),
-    400,
-    'cancel-failed',
-  );
+  expectError(await api.post(`/products/export/${res.body.jobId}/cancel`, { reason: 'again' }), 400, 'cancel-failed');
   // the channel is free again
   expect((await publish({ channelId: ch, mode: 'single', productIds: [items[0].sku] })).status).toBe(201);
 });
@@ -314,8 +309,8 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
     expect(res.body.field).toMatch(/^filters\./);
   }
   expectError(await publish({ mode: 'single', productIds: [p.sku] }), 400, 'bad-request');
-  expectError(await http(apiUrl, 'POST', '/products/export', { key }), 400, 'bad-request'); // no body at all
-  expectError(await http(apiUrl, 'POST', '/products/export/validate', { key }), 400, 'bad-request');
+  expectError(await api.post('/products/export'), 400, 'bad-request'); // no body at all
+  expectError(await api.post('/products/export/validate'), 400, 'bad-request');
   expectError(
     await publish({ channelId: ch, mode: 'single', productIds: [p.sku], options: { locationId: 'loc_nowhere' } }),
     404,
@@ -326,33 +321,29 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
   expectError(await publish({ channelId: ch, mode: 'selected' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, mode: 'filtered' }), 400, 'bad-request');
   expectError(await publish({ channelId: ch, mode: 'selected', productIds: [`${P}-NOPE`] }), 400, 'bad-request');
-  expectError(await http(apiUrl, 'GET', '/products/export/exp_NOPE', { key }), 404, 'not-found');
-  expectError(await http(apiUrl, 'POST', '/products/export/exp_NOPE/cancel', { key }), 404, 'not-found');
+  expectError(await api.get('/products/export/exp_NOPE'), 404, 'not-found');
+  expectError(await api.post('/products/export/exp_NOPE/cancel'), 404, 'not-found');
   const done = await publish({ channelId: ch, mode: 'single', productIds: [p.sku] });
   expect(done.status).toBe(201);
   const other = await deps.tenantWithKey();
-  expectError(await http(apiUrl, 'GET', `/products/export/${done.body.jobId}`, { key: other.key }), 404, 'not-found');
+  expectError(await api.as(other.key).get(`/products/export/${done.body.jobId}`), 404, 'not-found');
+  expectError(await api.as(other.key).post(`/products/export/${done.body.jobId}/cancel`), 404, 'not-found');
   expectError(
-    await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key: other.key }),
-    404,
-    'not-found',
-  );
-  expectError(
-    await http(apiUrl, 'POST', '/products/export', {
-      key: other.key,
-      body: { channelId: ch, mode: 'single', productIds: [p.sku] },
-    }),
+    await api.as(other.key).post('/products/export', { channelId: ch, mode: 'single', productIds: [p.sku] }),
     404,
     'CHANNEL_NOT_FOUND',
   );
-  expectError(await http(apiUrl, 'POST', `/products/export/${done.body.jobId}/cancel`, { key }), 400, 'cancel-failed');
+  expectError(await api.post(`/products/export/${done.body.jobId}/cancel`), 400, 'cancel-failed');
 });
 
 test('validate pages through a selection larger than a publication may take (all, filtered)', async () => {
   const t = await deps.tenantWithKey();
-  const ch = await http(apiUrl, 'POST', '/channels', {
-    key: t.key,
-    body: { name: 'Big', type: 'custom', settings: { endpointUrl: server.url }, secret: SECRET },
+  const big = api.as(t.key);
+  const ch = await big.post('/channels', {
+    name: 'Big',
+    type: 'custom',
+    settings: { endpointUrl: server.url },
+    secret: SECRET,
   });
   expect(ch.status).toBe(201);
   const base = Date.now();
@@ -374,37 +365,24 @@ test('validate pages through a selection larger than a publication may take (all
     })),
   );
   for (const body of [{ selectionMode: 'all' }, { selectionMode: 'filtered', filters: { brands: ['Bulk'] } }]) {
-    const res = await http(apiUrl, 'POST', '/products/export/validate', {
-      key: t.key,
-      body: { channelId: ch.body.id, ...body, page: 101, limit: 50 },
-    });
+    const res = await big.post('/products/export/validate', { channelId: ch.body.id, ...body, page: 101, limit: 50 });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ page: 101, limit: 50, total: count });
     const listed = [...res.body.published, ...res.body.ready, ...res.body.needs_review, ...res.body.rejected];
     expect(listed.map((p: { sku: string }) => p.sku)).toEqual([`BIG-${count - 1}`]);
   }
-  const far = await http(apiUrl, 'POST', '/products/export/validate', {
-    key: t.key,
-    body: { channelId: ch.body.id, selectionMode: 'all', page: 1e20 },
-  });
+  const far = await big.post('/products/export/validate', { channelId: ch.body.id, selectionMode: 'all', page: 1e20 });
   expectError(far, 400, 'bad-request');
   // a null filter is no filter
-  const nulls = await http(apiUrl, 'POST', '/products/export/validate', {
-    key: t.key,
-    body: {
-      channelId: ch.body.id,
-      selectionMode: 'filtered',
-      filters: { brands: ['Bulk'], category: null, minPrice: null },
-      limit: 1,
-    },
+  const nulls = await big.post('/products/export/validate', {
+    channelId: ch.body.id,
+    selectionMode: 'filtered',
+    filters: { brands: ['Bulk'], category: null, minPrice: null },
+    limit: 1,
   });
   expect(nulls.body.total).toBe(count);
   // a publication itself is capped: a clear 400
-  expectError(
-    await http(apiUrl, 'POST', '/products/export', { key: t.key, body: { channelId: ch.body.id, mode: 'all' } }),
-    400,
-    'bad-request',
-  );
+  expectError(await big.post('/products/export', { channelId: ch.body.id, mode: 'all' }), 400, 'bad-request');
 });
 
 test('validate: published, ready, needs_review and rejected with reasons', async () => {
@@ -419,9 +397,10 @@ test('validate: published, ready, needs_review and rejected with reasons', async
     site_id: 'MLM',
     listing_type_id: 'gold_special',
   });
-  const res = await http(apiUrl, 'POST', '/products/export/validate', {
-    key,
-    body: { channelId: ch, selectionMode: 'selected', skus: [ready.sku, noCategory.sku, zero.sku, published.sku] },
+  const res = await api.post('/products/export/validate', {
+    channelId: ch,
+    selectionMode: 'selected',
+    skus: [ready.sku, noCategory.sku, zero.sku, published.sku],
   });
   expect(res.status).toBe(200);
   const skus = (k: string) => res.body[k].map((x: { sku: string }) => x.sku);
@@ -431,16 +410,9 @@ test('validate: published, ready, needs_review and rejected with reasons', async
   expect(skus('rejected')).toEqual([zero.sku]);
   expect(res.body.rejected[0].reasons).toContain('zero price');
   expect(skus('published')).toEqual([published.sku]);
+  expectError(await api.post('/products/export/validate', { channelId: ch }), 400, 'bad-request');
   expectError(
-    await http(apiUrl, 'POST', '/products/export/validate', { key, body: { channelId: ch } }),
-    400,
-    'bad-request',
-  );
-  expectError(
-    await http(apiUrl, 'POST', '/products/export/validate', {
-      key,
-      body: { channelId: ch, selectionMode: 'selected' },
-    }),
+    await api.post('/products/export/validate', { channelId: ch, selectionMode: 'selected' }),
     400,
     'bad-request',
   );
@@ -451,13 +423,13 @@ test('pending feeds: a product not in sync on channels of the destination type; 
   const p = await product();
   server.failSkus.set(p.sku, { status: 400, message: 'missing GTIN' });
   expect((await publish({ channelId: ch, mode: 'single', productIds: [p.sku] })).status).toBe(400);
-  const res = await http(apiUrl, 'GET', `/products/export/pending-feeds?sku=${p.sku}`, { key });
+  const res = await api.get(`/products/export/pending-feeds?sku=${p.sku}`);
   expect(res.body).toMatchObject({
     sku: p.sku,
     destination: 'walmart',
     feeds: [{ channelId: ch, syncStatus: 'error', lastError: 'missing GTIN' }],
   });
-  expectError(await http(apiUrl, 'GET', '/products/export/pending-feeds', { key }), 400, 'bad-request');
+  expectError(await api.get('/products/export/pending-feeds'), 400, 'bad-request');
 });
 
 test('retail-group reads: catalog with sync status, bound, eligible; their errors', async () => {
@@ -468,78 +440,104 @@ test('retail-group reads: catalog with sync status, bound, eligible; their error
     { id: `ch-${p.sku.toLowerCase()}`, title: 'theirs' },
     { id: 'other', title: 'not ours' },
   ];
-  const cat = await http(apiUrl, 'GET', `/products/channel/${t1}/catalog?limit=5`, { key });
+  const cat = await api.get(`/products/channel/${t1}/catalog?limit=5`);
   expect(cat.status).toBe(200);
   expect(cat.body.products).toEqual([
     expect.objectContaining({ sku: p.sku, syncStatus: 'synced' }),
     expect.objectContaining({ id: 'other', syncStatus: 'unlinked' }),
   ]);
-  expect((await http(apiUrl, 'GET', `/products/channel/${t1}/t1?limit=5`, { key })).status).toBe(200);
-  const bound = await http(apiUrl, 'GET', `/products/channel/${t1}/bound`, { key });
+  expect((await api.get(`/products/channel/${t1}/t1?limit=5`)).status).toBe(200);
+  const bound = await api.get(`/products/channel/${t1}/bound`);
   expect(bound.body.products.map((x: { sku: string }) => x.sku)).toEqual([p.sku]);
-  const eligible = await http(apiUrl, 'GET', `/products/channel/${t1}/eligible?inStock=false`, { key });
+  const eligible = await api.get(`/products/channel/${t1}/eligible?inStock=false`);
   expect(eligible.body.products.find((x: { sku: string }) => x.sku === p.sku)).toMatchObject({
     hasBinding: true,
     stock: 0,
   });
   server.catalogStatus = 500;
-  expectError(await http(apiUrl, 'GET', `/products/channel/${t1}/catalog`, { key }), 500, 't1-api-error');
+  expectError(await api.get(`/products/channel/${t1}/catalog`), 500, 't1-api-error');
   server.catalogStatus = 200;
   const down = await channel({ type: 't1', endpointUrl: 'http://127.0.0.1:9' });
-  expectError(await http(apiUrl, 'GET', `/products/channel/${down}/catalog`, { key }), 500, 't1-integration-error');
+  expectError(await api.get(`/products/channel/${down}/catalog`), 500, 't1-integration-error');
   const custom = await channel();
-  expectError(await http(apiUrl, 'GET', `/products/channel/${custom}/bound`, { key }), 400, 'invalid-channel-type');
-  expectError(
-    await http(apiUrl, 'GET', '/products/channel/0123456789abcdef01234567/catalog', { key }),
-    404,
-    'channel-not-found',
-  );
+  expectError(await api.get(`/products/channel/${custom}/bound`), 400, 'invalid-channel-type');
+  expectError(await api.get('/products/channel/0123456789abcdef01234567/catalog'), 404, 'channel-not-found');
 });
 
-test('the worker killed mid-publication: the job finishes, every product published, resends carry the same key', async () => {
-  const ch = await channel();
-  const items: { id: string; sku: string }[] = [];
-  for (let i = 0; i < 40; i++) items.push(await product());
-  const taskQueue = `publish-kill-${Date.now()}`;
-  const { env, dataDir } = testStack();
-  const worker = (name: string): Proc =>
-    startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
-      cwd: ROOT,
-      logDir: join(dataDir, 'logs'),
-      env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue },
-    });
-  server.delayMs = 100;
-  const jobId = `exp_KILL${Date.now()}`;
-  const input: PublicationInput = {
-    tenantId,
-    jobId,
-    channelId: ch,
-    productIds: items.map((i) => i.id),
-    options: { ...OPTION_DEFAULTS },
-    targetMarketplaces: [],
-    batchSize: 25,
-    collectResults: false,
+test('eligible pages in order: active products with an image and a price, with their stock; inStock keeps those with or without', async () => {
+  const t = await deps.tenantWithKey();
+  const own = api.as(t.key);
+  const t1 = await channel({ type: 't1' }, own);
+  const ledger = new Ledger(new TenantDb(deps.db, t.tenantId));
+  const stock = (sku: string, delta: number) =>
+    ledger.apply({ sku, locationId: systemLocationId(t.tenantId), delta, reason: 'restock', actor: 't' });
+  // created oldest first; the list is newest first
+  const stocked = await product({}, own);
+  await stock(stocked.sku, 3);
+  await product({ media: [] }, own); // no image: never eligible
+  await product({ price: 0 }, own); // zero price: never eligible
+  await product({ status: 'draft' }, own);
+  const empty1 = await product({}, own);
+  const empty2 = await product({ category: undefined, brand: undefined }, own); // fixable problems do not matter
+  const variantSku = `${P}-V${++n}`;
+  const byVariant = await product(
+    { variants: [{ sku: variantSku, title: { value: 'S' }, price: 10, position: 0 }] },
+    own,
+  );
+  await stock(variantSku, 2);
+  const read = async (query: Record<string, string | number>) => {
+    const res = await own.get(`/products/channel/${t1}/eligible`, { query });
+    expect(res.status).toBe(200);
+    return {
+      skus: res.body.products.map((p: { sku: string }) => p.sku),
+      stock: res.body.products.map((p: { stock: number }) => p.stock),
+      total: res.body.total,
+      page: res.body.page,
+      limit: res.body.limit,
+    };
   };
-  let w: Proc = worker('worker-publish-1');
-  try {
-    const handle = await startWorkflow(deps.temporal, publication, input, {
-      taskQueue,
-      workflowId: `${tenantId}/${jobId}`,
-    });
-    const mine = () => server.received.filter((r) => r.idempotencyKey.startsWith(`${jobId}:`));
-    await waitFor('publication under way', async () => mine().length >= 8, { timeoutMs: 120_000, proc: w });
-    w.child.kill('SIGKILL');
-    await w.exited;
-    w = worker('worker-publish-2');
-    const result = await handle.result();
-    server.delayMs = 0;
-    expect(result).toMatchObject({ status: 'completed', published: 40, failed: 0 });
-    const got = mine();
-    expect(new Set(got.map((r) => r.sku))).toEqual(new Set(items.map((i) => i.sku)));
-    for (const sku of new Set(got.map((r) => r.sku)))
-      expect(new Set(got.filter((r) => r.sku === sku).map((r) => r.idempotencyKey)).size).toBe(1);
-  } finally {
-    server.delayMs = 0;
-    await w.stop();
-  }
+  const all = [byVariant, empty2, empty1, stocked].map((p) => p.sku);
+  expect(await read({})).toEqual({ skus: all, stock: [2, 0, 0, 3], total: 4, page: 0, limit: 20 });
+  expect(await read({ page: 0, limit: 3 })).toMatchObject({ skus: all.slice(0, 3), total: 4 });
+  expect(await read({ page: 1, limit: 3 })).toMatchObject({ skus: all.slice(3), total: 4 });
+  expect(await read({ inStock: 'true' })).toMatchObject({
+    skus: [byVariant.sku, stocked.sku],
+    stock: [2, 3],
+    total: 2,
+  });
+  expect(await read({ inStock: 'true', page: 1, limit: 1 })).toMatchObject({ skus: [stocked.sku], total: 2 });
+  expect(await read({ inStock: 'false' })).toMatchObject({ skus: [empty2.sku, empty1.sku], stock: [0, 0], total: 2 });
+  expect(await read({ inStock: 'false', page: 5 })).toMatchObject({ skus: [], total: 2 });
+  expect(await read({ search: empty1.sku })).toMatchObject({ skus: [empty1.sku], total: 1 });
+});
+
+test('refused input answers bad-request naming the field, before anything is looked up', async () => {
+  const ch = await channel();
+  const t1 = await channel({ type: 't1' });
+  const field = async (res: Promise<HttpResult>) => {
+    const r = await res;
+    expectError(r, 400, 'bad-request');
+    return r.body.field as string;
+  };
+  expect(await field(publish({ channelId: ch, mode: 'all', extra: 1 }))).toBe('extra');
+  expect(await field(publish({ channelId: ch, mode: 'single', selectionMode: 'selected', productIds: ['x'] }))).toBe(
+    'selectionMode',
+  );
+  expect(await field(publish({ channelId: ch, mode: 'single', productIds: ['a', 'b'] }))).toBe('productIds');
+  expect(await field(publish({ channelId: ch, mode: 'all', options: { fast: true } }))).toBe('options.fast');
+  expect(await field(publish({ channelId: ch, mode: 'all', options: { forceUpdate: 'yes' } }))).toBe(
+    'options.forceUpdate',
+  );
+  expect(await field(publish({ channelId: ch, mode: 'all', targetMarketplaces: [1] }))).toMatch(/^targetMarketplaces/);
+  expect(await field(publish({ channelId: ch, mode: 'filtered', filters: { colour: 'red' } }))).toBe('filters.colour');
+  expect(await field(api.post('/products/export', [1]))).toBe('(body)');
+  expect(await field(api.post('/products/export/validate', { channelId: ch, selectionMode: 'all', limit: 201 }))).toBe(
+    'limit',
+  );
+  expect(await field(api.get('/products/export/pending-feeds', { query: { sku: '  ' } }))).toBe('sku');
+  expect(await field(api.get(`/products/channel/${t1}/bound`, { query: { page: -1 } }))).toBe('page');
+  expect(await field(api.get(`/products/channel/${t1}/catalog`, { query: { limit: 101 } }))).toBe('limit');
+  expect(await field(api.get(`/products/channel/${t1}/eligible`, { query: { inStock: 'maybe' } }))).toBe('inStock');
+  // a channel that does not exist is looked up only once the input is whole
+  expect(await field(publish({ channelId: '0123456789abcdef01234567', mode: 'some' }))).toBe('mode');
 });

@@ -8,13 +8,22 @@ export interface Received {
   signatureValid: boolean;
   body: Record<string, unknown>;
   at: number;
+  /**
+   * How the channel ended it: the status it answered, or `aborted` when the sender was gone
+   * before the answer (a killed worker); undefined while it is being handled.
+   */
+  outcome?: number | 'aborted';
+  /** An Idempotency-Key already published: the channel answered it as the first time and published nothing again. */
+  duplicate?: boolean;
 }
 
 /**
  * A sales channel for tests: a real HTTP server speaking the generic connector's protocol
  * (PUT /products/<sku>, HMAC-signed; GET /products for the catalog). It records what it got and
  * can be told to fail some SKUs (4xx with a message), throttle (429 + Retry-After), fail with
- * 5xx, answer slowly, or hold every request until released.
+ * 5xx, answer slowly, or hold every request (or every one after the next n) until released.
+ * Like a channel that honours Idempotency-Key, it publishes a key once: a resend of a published
+ * key is answered the same and marked a duplicate.
  */
 export class ChannelServer {
   received: Received[] = [];
@@ -24,8 +33,11 @@ export class ChannelServer {
   delayMs = 0;
   catalogStatus = 200;
   catalog: Record<string, unknown>[] = [];
+  /** The products published, by Idempotency-Key: what a resend cannot publish twice. */
+  published = new Map<string, Received>();
   private holding = false;
-  private held: (() => void)[] = [];
+  private holdFrom: number | null = null;
+  private held: { go: () => void; req: IncomingMessage }[] = [];
   private server!: Server;
   url = '';
 
@@ -42,9 +54,20 @@ export class ChannelServer {
     this.holding = true;
   }
 
+  /** Holds every request after the next `count`, until released. */
+  holdAfter(count: number): void {
+    this.holdFrom = this.received.length + count;
+  }
+
+  /** Requests being held; `senderGone`: only those whose sender has closed its connection. */
+  heldCount(senderGone = false): number {
+    return this.held.filter((h) => !senderGone || h.req.socket.destroyed).length;
+  }
+
   release(): void {
     this.holding = false;
-    for (const go of this.held.splice(0)) go();
+    this.holdFrom = null;
+    for (const h of this.held.splice(0)) h.go();
   }
 
   skus(): string[] {
@@ -76,17 +99,30 @@ export class ChannelServer {
       this.errorNext--;
       return send(503, { message: 'try later' });
     }
-    this.received.push({
+    const entry: Received = {
       sku,
       idempotencyKey: String(req.headers['idempotency-key'] ?? ''),
       signatureValid: sig === signature(this.secret, ts, text),
       body: JSON.parse(text),
       at: Date.now(),
-    });
-    if (this.holding) await new Promise<void>((r) => this.held.push(r));
+    };
+    this.received.push(entry);
+    if (this.holding || (this.holdFrom !== null && this.received.length > this.holdFrom))
+      await new Promise<void>((go) => this.held.push({ go, req }));
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    // a sender gone before the answer (killed) never learns the outcome: nothing is published for it
+    if (req.socket.destroyed) {
+      entry.outcome = 'aborted';
+      return;
+    }
     const fail = this.failSkus.get(sku);
-    if (fail) return send(fail.status, { message: fail.message });
+    if (fail) {
+      entry.outcome = fail.status;
+      return send(fail.status, { message: fail.message });
+    }
+    entry.outcome = 200;
+    entry.duplicate = this.published.has(entry.idempotencyKey);
+    if (!entry.duplicate) this.published.set(entry.idempotencyKey, entry);
     send(200, { handle: `ch-${sku.toLowerCase()}` });
   }
 

@@ -1,0 +1,44 @@
+import type { AppContext } from '../context';
+import { filtersFrom } from '../../shared/products/query';
+import type { PublishOptions } from '../../shared/publication/publication';
+import type { Selection, SelectionMode } from '../../shared/publication/selection';
+
+/** A request's body as the route's schema (schemas.ts) has validated it: its shape is known here. */
+export function validBody<T>(ctx: AppContext): T {
+  return ctx.request.body as unknown as T;
+}
+
+/** The bodies of the publication routes, as their schemas have validated them. */
+export interface PublishBody {
+  channelId: string;
+  mode?: SelectionMode;
+  selectionMode?: SelectionMode;
+  productIds?: string[];
+  filters?: Record<string, unknown>;
+  targetMarketplaces?: string[];
+  options?: Partial<PublishOptions>;
+}
+
+export interface ValidateBody {
+  channelId: string;
+  selectionMode: SelectionMode;
+  skus?: string[];
+  filters?: Record<string, unknown>;
+  page: number;
+  limit: number;
+}
+
+/** The selection a validated body names: ids and filters only where its mode takes them. */
+export function selectionOf(
+  mode: SelectionMode,
+  ids: string[] | undefined,
+  filters: Record<string, unknown> | undefined,
+): Selection {
+  if (mode === 'single' || mode === 'selected') return { mode, productIds: ids };
+  if (mode === 'filtered') {
+    // a null filter is no filter
+    const given = Object.fromEntries(Object.entries(filters ?? {}).filter(([, v]) => v !== null));
+    return { mode, filters: filtersFrom(given) };
+  }
+  return { mode };
+}

@@ -1,0 +1,85 @@
+import { AppError } from '../errors/catalog';
+import { isFinished, jobs, type JobRecord } from '../jobs/collection';
+import { queryOrNull } from '../temporal/workflows';
+import type { PublicationContext } from './context';
+import { cancelPublication, publicationProgress, type PublicationProgress } from './messages';
+import { PUBLICATION_JOB } from './publication';
+
+/** How many publications the list shows: the most recent ones, newest first (the spec gives it no paging). */
+export const RECENT_PUBLICATIONS = 20;
+
+/** A publication job as the API answers it: live counts while it runs (when the workflow answered), else the record's. */
+export function presentPublicationJob(job: JobRecord, progress?: PublicationProgress | null) {
+  const r = (job.result ?? {}) as Record<string, unknown>;
+  const live = progress && !isFinished(job.status) ? progress : null;
+  return {
+    jobId: job._id,
+    status: live ? live.status : job.status,
+    channelId: job.input.channelId,
+    mode: job.input.mode,
+    total: live?.total ?? r.total ?? job.input.count ?? null,
+    processed: live?.processed ?? r.processed ?? 0,
+    published: live?.published ?? r.published ?? 0,
+    failed: live?.failed ?? r.failed ?? 0,
+    skipped: live?.skipped ?? r.skipped ?? 0,
+    percent: live?.percent ?? (isFinished(job.status) ? 100 : 0),
+    cancelReason: live?.cancelReason ?? r.cancelReason ?? null,
+    createdAt: job.createdAt,
+    finishedAt: job.finishedAt,
+  };
+}
+
+/** The tenant's publication job, settled (a workflow that ended unrecorded is recorded failed); 404 not-found otherwise. */
+export async function publicationJob(c: PublicationContext, jobId: string): Promise<JobRecord> {
+  const job = await c.jobs.get(c.tenantDb, jobId, PUBLICATION_JOB);
+  if (!job) throw new AppError(404, 'not-found', `No publication job ${jobId}`);
+  return c.jobs.settle(c.tenantDb, job);
+}
+
+/**
+ * A publication's status: the workflow's live progress while it runs, or the job record when the
+ * workflow cannot answer at once (no worker polling), so the read never waits on a worker.
+ */
+export async function publicationStatus(c: PublicationContext, jobId: string) {
+  const job = await publicationJob(c, jobId);
+  const progress = isFinished(job.status) ? null : await queryOrNull(c.temporal, job.workflowId, publicationProgress);
+  return presentPublicationJob(job, progress);
+}
+
+export async function recentPublications(c: PublicationContext) {
+  const rows = await c.tenantDb
+    .collection(jobs)
+    .find({ type: PUBLICATION_JOB }, { sort: { createdAt: -1, _id: -1 }, limit: RECENT_PUBLICATIONS })
+    .toArray();
+  return rows.map((j) => presentPublicationJob(j));
+}
+
+/**
+ * Cancels a publication in progress: 400 cancel-failed once it has finished or is already being
+ * cancelled. The request is recorded before the workflow is told: the batch under way reads it
+ * before each product, so nothing is sent after this answer.
+ */
+export async function cancelPublicationJob(
+  c: PublicationContext,
+  jobId: string,
+  reason: string | null,
+): Promise<{ success: true; message: string }> {
+  const job = await publicationJob(c, jobId);
+  if (isFinished(job.status))
+    throw new AppError(
+      400,
+      'cancel-failed',
+      `The publication is ${job.status}; only a publication in progress can be cancelled`,
+    );
+  // guarded: of two cancels, the second finds the job already being cancelled
+  const first = await c.tenantDb
+    .collection(jobs)
+    .updateOne({ _id: job._id, cancelRequestedAt: null }, { $set: { cancelRequestedAt: new Date() } });
+  if (first.matchedCount === 0) throw new AppError(400, 'cancel-failed', 'The publication is already being cancelled');
+  try {
+    await c.temporal.workflow.getHandle(job.workflowId).signal(cancelPublication, { reason });
+  } catch {
+    throw new AppError(400, 'cancel-failed', 'The publication has already ended');
+  }
+  return { success: true, message: `Publication ${job._id} is being cancelled; it stops before its next product` };
+}

@@ -1,0 +1,82 @@
+import { AppError } from '../errors/catalog';
+import { Locations } from '../locations/locations';
+import { workflowHandle } from '../temporal/workflows';
+import { publicationChannel } from './channel-lookup';
+import type { PublicationContext } from './context';
+import { publication, type PublicationResult } from './messages';
+import { lockChannel, PUBLICATION_JOB, type PublishOptions } from './publication';
+import { resolveSelection, type Selection } from './selection';
+
+/** Products per publishBatch activity: small enough that a killed worker re-sends little, large enough to keep the history short. */
+const BATCH_SIZE = 25;
+
+export interface PublishRequest {
+  channelId: string;
+  selection: Selection;
+  options: PublishOptions;
+  targetMarketplaces: string[];
+  /** The client's Idempotency-Key: a retry answers the same job. */
+  idempotencyKey?: string;
+}
+
+/** A small publication answers with its results once done; a larger one with its job at once. */
+export type PublishAnswer =
+  { async: false; jobId: string; results: PublicationResult['results'] } | { async: true; jobId: string };
+
+/**
+ * Publishes a selection of products to a channel: the channel must be active, a location given
+ * for stock must exist, the selection must resolve to products, and no other publication may be
+ * running on the channel (its lock is taken with the job, before the workflow starts). Every
+ * publication runs as the same workflow; one of at most `syncMax` products is awaited here, so
+ * its caller gets the per-product results (400 PRODUCT_EXPORT_FAILED when any failed).
+ */
+export async function startPublication(c: PublicationContext, req: PublishRequest): Promise<PublishAnswer> {
+  const { tenantDb } = c;
+  const channel = await publicationChannel(c, req.channelId);
+  if (channel.status !== 'active')
+    throw new AppError(400, 'CHANNEL_INACTIVE', `Channel ${req.channelId} is ${channel.status}`, {
+      field: 'channelId',
+    });
+  // stock is read at this location: an unknown one would publish 0 for every product
+  if (req.options.locationId) await new Locations(tenantDb).require(req.options.locationId);
+  const ids = await resolveSelection(tenantDb, req.selection);
+  if (!ids.length) throw new AppError(400, 'NO_PRODUCTS', 'The selection resolved no products');
+  const sync = ids.length <= c.syncMax;
+  const channelId = channel._id.toHexString();
+  const { job } = await c.jobs.start(tenantDb, {
+    type: PUBLICATION_JOB,
+    prefix: 'exp',
+    workflow: publication,
+    idempotencyKey: req.idempotencyKey,
+    input: { channelId, mode: req.selection.mode, count: ids.length, sync },
+    beforeStart: (jobId) => lockChannel(tenantDb, channelId, jobId, (holder) => c.jobs.settle(tenantDb, holder)),
+    workflowInput: (jobId) => ({
+      tenantId: tenantDb.tenantId,
+      jobId,
+      channelId,
+      productIds: ids,
+      options: req.options,
+      targetMarketplaces: req.targetMarketplaces,
+      batchSize: BATCH_SIZE,
+      collectResults: sync,
+    }),
+  });
+  // a retry with the same Idempotency-Key answers as its first request did
+  if (!job.input.sync) return { async: true, jobId: job._id };
+  const result = await workflowHandle(c.temporal, publication, job.workflowId).result();
+  if (result.status === 'failed')
+    throw new AppError(
+      400,
+      'PRODUCT_EXPORT_FAILED',
+      `The publication failed: ${result.error ?? 'the channel could not be reached'}`,
+      { details: { jobId: job._id, results: result.results } },
+    );
+  if (result.failed > 0)
+    throw new AppError(
+      400,
+      'PRODUCT_EXPORT_FAILED',
+      `${result.failed} of ${result.results.length} products failed to publish`,
+      { details: { jobId: job._id, results: result.results } },
+    );
+  return { async: false, jobId: job._id, results: result.results };
+}
