@@ -67,8 +67,6 @@ export interface RouteSpec {
   query?: JsonSchema;
   /** Schemas of the path parameters, by name; a parameter not named is a non-empty text. */
   params?: Record<string, JsonSchema>;
-  /** @deprecated being removed: the handler validates the body (the body schema only documents it). */
-  bodyValidation?: 'handler';
   /** The spec's codes for refused input (see InputErrors). */
   invalid?: InputErrors;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
@@ -186,7 +184,7 @@ function validator(spec: RouteSpec) {
   const declared = paramSchemas(spec);
   const params = compile({ type: 'object', properties: declared, required: Object.keys(declared) }, 'query');
   const query = spec.query && compile(spec.query, 'query');
-  const body = spec.body && spec.bodyValidation !== 'handler' && compile(spec.body, 'body');
+  const body = spec.body && compile(spec.body, 'body');
   const textFailure = (where: InputFailure['in'], field: string, message: string): InputFailure[] => [
     { in: where, field, keyword: 'text', message, params: {} },
   ];
@@ -205,9 +203,8 @@ function validator(spec: RouteSpec) {
       if (infinite) throw refusal(spec, 'query', textFailure('query', infinite, 'must be a finite number'));
       ctx.state.query = q;
     }
-    if (spec.body && ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
-    if (spec.body && spec.bodyValidation === 'handler' && ctx.request.body === undefined) throw errors.missingBody();
     if (body) {
+      if (ctx.request.body === undefined && spec.bodyRequired === false) ctx.request.body = {};
       const b = ctx.request.body;
       const empty =
         b === undefined ||

@@ -1,6 +1,6 @@
-import { defineRoutes } from '../route';
+import { defineRoutes, type InputFailure } from '../route';
 import { tenantOf, type AppContext } from '../context';
-import { CHANNEL_TYPES, resolveChannelType } from '../../shared/channels/channel-types';
+import { CHANNEL_TYPES } from '../../shared/channels/channel-types';
 import {
   CHANNEL_STATUSES,
   Channels,
@@ -13,7 +13,8 @@ import {
   type ChannelStatus,
 } from '../../shared/channels/channels';
 import { errors, type FieldError } from '../../shared/errors/catalog';
-import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import { limitParam, PAGE_PARAM } from '../../shared/paging';
+import { summarize, type JsonSchema } from '../../shared/validation';
 
 /**
  * CRUD of the tenant's channels. Paths under /channels are area 'other': flat `{code, message, …}`
@@ -33,25 +34,52 @@ const ACCEPTED_TYPES = CHANNEL_TYPES.map((t) =>
 
 // ---- schemas ---------------------------------------------------------------------------------
 
+/** A letter in either case; `k` also as the Kelvin sign, which lower-cases to it as resolveChannelType does. */
+const anyCase = (ch: string) =>
+  ch === 'k'
+    ? '[kK\\u212A]'
+    : /[a-z]/.test(ch)
+      ? `[${ch}${ch.toUpperCase()}]`
+      : ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** Every spelling resolveChannelType accepts: any case, surrounding spaces allowed. */
+const TYPE_PATTERN = `^\\s*(?:${CHANNEL_TYPES.flatMap((t) => [t.id, ...t.aliases])
+  .map((spelling) => [...spelling].map(anyCase).join(''))
+  .join('|')})\\s*$`;
+
+/**
+ * An absolute http(s) URL whose host is a DNS name or an IP address, with an optional port and
+ * no credentials (the signing secret goes in `secret`). Stricter than the WHATWG URL parser
+ * (no userinfo at all, no empty port, no host spelled with extra slashes or non-ASCII letters:
+ * send those as punycode), and laxer only where a pattern cannot follow it (a malformed IPv6
+ * literal or punycode label), which then fails when sent, like an unreachable endpoint.
+ */
+const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const LABEL = '[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
+/** The last label of a name starts with a letter: one that looks like a number is parsed as an IPv4 address. */
+const TOP_LABEL = '[A-Za-z_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
+const HOST = `(?:${OCTET}(?:\\.${OCTET}){3}|\\[[0-9A-Fa-f:.]+\\]|(?:${LABEL}\\.)*${TOP_LABEL}\\.?)`;
+const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?';
+const HTTP_URL_PATTERN = `^[Hh][Tt][Tt][Pp][Ss]?://${HOST}${PORT}(?:[/?#]\\S*)?$`;
+
 const nameSchema: JsonSchema = {
   type: 'string',
-  minLength: 1,
   maxLength: 200,
+  pattern: '\\S',
   description: 'not blank; stored trimmed',
 };
 const typeSchema: JsonSchema = {
   type: 'string',
-  minLength: 1,
-  maxLength: 100,
+  pattern: TYPE_PATTERN,
   description: `any spelling, any case, of: ${ACCEPTED_TYPES}. Stored and answered as the canonical id (the first of each group).`,
 };
 const statusSchema: JsonSchema = { type: 'string', enum: [...CHANNEL_STATUSES] };
 const endpointUrlSchema: JsonSchema = {
   type: 'string',
-  minLength: 1,
   maxLength: 2048,
+  pattern: HTTP_URL_PATTERN,
   description:
-    'absolute http:// or https:// URL with a host; credentials in the URL are refused (the signing secret goes in `secret`)',
+    'absolute http:// or https:// URL with a host (a DNS name or an IP address) and an optional port; credentials in the URL are refused (the signing secret goes in `secret`)',
 };
 const siteIdSchema: JsonSchema = {
   type: 'string',
@@ -100,6 +128,7 @@ const createBody: JsonSchema = {
 const patchBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
+  minProperties: 1,
   properties: {
     name: nameSchema,
     type: typeSchema,
@@ -149,74 +178,47 @@ const listQuery: JsonSchema = {
   additionalProperties: false,
   properties: {
     page: PAGE_PARAM,
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    limit: limitParam(100, 20),
     type: { ...typeSchema, description: `only channels of this type; any spelling of: ${ACCEPTED_TYPES}` },
     status: statusSchema,
   },
 };
 
-// ---- validation ------------------------------------------------------------------------------
+// ---- refused input ---------------------------------------------------------------------------
 
-function unknownType(value: string): FieldError {
-  return {
-    field: 'type',
-    message: `${JSON.stringify(value.slice(0, 100))} is not a channel type; accepted: ${ACCEPTED_TYPES}`,
-  };
-}
-
-function isHttpUrl(value: string): boolean {
-  if (!/^https?:\/\//i.test(value) || /\s/.test(value)) return false;
-  try {
-    const url = new URL(value);
-    return (
-      (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password
-    );
-  } catch {
-    return false;
-  }
+/** What a failed keyword means for a field, where ajv's own words would not say what to send. */
+function explain(f: InputFailure): string {
+  if (f.field === 'type' && f.keyword === 'required') return `is required: one of ${ACCEPTED_TYPES}`;
+  if (f.field === 'type' && f.keyword === 'pattern') return `is not a channel type; accepted: ${ACCEPTED_TYPES}`;
+  if (f.field === 'name' && f.keyword === 'pattern') return 'must not be blank';
+  if (f.field === 'settings.endpointUrl' && f.keyword === 'pattern')
+    return 'must be an absolute http:// or https:// URL with a host and without credentials';
+  if (f.field === '(body)' && f.keyword === 'minProperties')
+    return `is empty: send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`;
+  return f.message;
 }
 
 /**
- * The schema and the rules a schema cannot say (a known type spelling, an http(s) URL, a name
- * that is not blank), all reported together as one 400 validation-error with fieldErrors.
- * Messages name fields and never repeat the value of the secret or the URL.
+ * Every refused field at once, one message each (the first keyword it failed), as one 400
+ * validation-error with fieldErrors. The messages name fields and never repeat a value, so
+ * neither the secret nor the URL is echoed.
  */
-function validate(schema: JsonSchema, body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw errors.invalidInput('The body must be a JSON object', [{ field: '(body)', message: 'must be an object' }]);
-  }
-  const b = body as Record<string, unknown>;
-  if (schema === patchBody && Object.keys(b).length === 0) {
-    throw errors.invalidInput(
-      `Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`,
-      [{ field: '(body)', message: 'is empty' }],
-    );
-  }
-  const fn = compile(schema);
-  const fe = fn(b) ? [] : toFieldErrors(fn.errors);
-  for (const f of fe)
-    if (f.field === 'type' && f.message === 'is required') f.message = `is required: one of ${ACCEPTED_TYPES}`;
-  // the schema already reports an empty or too long value: these add only what it cannot see
-  if (typeof b.name === 'string' && b.name.length > 0 && b.name.trim() === '')
-    fe.push({ field: 'name', message: 'must not be blank' });
-  if (typeof b.type === 'string' && b.type.length > 0 && b.type.length <= 100 && !resolveChannelType(b.type))
-    fe.push(unknownType(b.type));
-  const url = (b.settings as { endpointUrl?: unknown } | undefined)?.endpointUrl;
-  if (typeof url === 'string' && url.length > 0 && url.length <= 2048 && !isHttpUrl(url)) {
-    fe.push({
-      field: 'settings.endpointUrl',
-      message: 'must be an absolute http:// or https:// URL with a host and without credentials',
-    });
-  }
-  if (fe.length) throw errors.invalidInput(`Invalid body: ${summarize(fe)}`, fe);
-  if (typeof b.name === 'string') b.name = b.name.trim();
-  return b;
+function refused(failures: InputFailure[]) {
+  const fe: FieldError[] = [];
+  for (const f of failures) if (!fe.some((e) => e.field === f.field)) fe.push({ field: f.field, message: explain(f) });
+  const where = failures[0]?.in === 'query' ? 'query' : failures[0]?.in === 'params' ? 'path' : 'body';
+  return errors.invalidInput(`Invalid ${where}: ${summarize(fe)}`, fe);
 }
 
 // ---- helpers ---------------------------------------------------------------------------------
 
 function service(ctx: AppContext): Channels {
   return new Channels(tenantOf(ctx).tenantDb, ctx.deps.config.secretsKey);
+}
+
+/** The name as stored: without the spaces around it. */
+function trimmedName<T extends { name?: string }>(body: T): T {
+  return typeof body.name === 'string' ? { ...body, name: body.name.trim() } : body;
 }
 
 function notFound(id: string) {
@@ -245,14 +247,13 @@ export const channelRoutes = defineRoutes([
     tags,
     auth: update,
     body: createBody,
-    bodyValidation: 'handler',
+    invalid: { render: refused },
     responses: {
       201: ok('the channel', channelSchema),
       400: { description: 'validation-error naming the field (fieldErrors)' },
     },
     handler: async (ctx) => {
-      const body = validate(createBody, ctx.request.body);
-      const doc = await service(ctx).create(body as unknown as ChannelInput);
+      const doc = await service(ctx).create(trimmedName(ctx.request.body as unknown as ChannelInput));
       ctx.status = 201;
       ctx.set('Location', `/channels/${doc._id.toHexString()}`);
       ctx.body = presentChannel(doc);
@@ -265,6 +266,7 @@ export const channelRoutes = defineRoutes([
     tags,
     auth: read,
     query: listQuery,
+    invalid: { render: refused },
     responses: {
       200: ok('`{channels, totalCount, page, limit}`', {
         type: 'object',
@@ -279,10 +281,6 @@ export const channelRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const q = ctx.state.query as { page: number; limit: number; type?: string; status?: ChannelStatus };
-      if (q.type !== undefined && !resolveChannelType(q.type)) {
-        const fe = [unknownType(q.type)];
-        throw errors.invalidInput(`Invalid query: ${summarize(fe)}`, fe);
-      }
       const { docs, total } = await service(ctx).list(q);
       ctx.body = { channels: docs.map(presentChannel), totalCount: total, page: q.page, limit: q.limit };
     },
@@ -309,15 +307,14 @@ export const channelRoutes = defineRoutes([
     tags,
     auth: update,
     body: patchBody,
-    bodyValidation: 'handler',
+    invalid: { render: refused },
     responses: {
       200: ok('the channel', channelSchema),
       400: { description: 'validation-error naming the field (fieldErrors)' },
       404: notFound404,
     },
     handler: async (ctx) => {
-      const body = validate(patchBody, ctx.request.body);
-      const doc = await service(ctx).update(ctx.params.id, body as ChannelPatch);
+      const doc = await service(ctx).update(ctx.params.id, trimmedName(ctx.request.body as ChannelPatch));
       if (!doc) throw notFound(ctx.params.id);
       ctx.body = presentChannel(doc);
     },

@@ -1,7 +1,6 @@
-import { defineRoutes } from '../route';
+import { defineRoutes, type InputFailure, type InputRule } from '../route';
 import { tenantOf, type AppContext } from '../context';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
-import { errors } from '../../shared/errors/catalog';
 import {
   ADDRESS_FIELDS,
   LOCATION_STATUSES,
@@ -17,7 +16,8 @@ import {
   type LocationPatch,
 } from '../../shared/locations/service';
 import { ZONE_CODE_PATTERN, ZONE_TYPES, type ZoneDoc, type ZoneType } from '../../shared/locations/zones';
-import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import { limitParam, PAGE_PARAM } from '../../shared/paging';
+import type { JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['locations:read' as const] };
 const create = { scopes: ['locations:create' as const] };
@@ -34,6 +34,16 @@ const addressParts: Record<string, JsonSchema> = {
   postalCode: { type: 'string', maxLength: 20 },
   country: { type: 'string', enum: COUNTRY_CODES, description: 'ISO 3166-1 alpha-2, upper case' },
 };
+/**
+ * What the spec calls missing when it is sent: null, or text that is empty or only spaces. A
+ * schema refuses it with `not`, so that a rule can give it the spec's missing-… code while any
+ * other wrong value (a number, an unknown word) gets the code of a wrong value.
+ */
+const BLANK: JsonSchema = { anyOf: [{ const: null }, { type: 'string', pattern: '^\\s*$' }] };
+const notBlank = (s: JsonSchema): JsonSchema => ({ ...s, not: BLANK });
+/** Text with something in it besides spaces. */
+const TEXT = '\\S';
+
 const nullable = (s: JsonSchema): JsonSchema =>
   s.enum
     ? { ...s, type: ['string', 'null'], enum: [...(s.enum as unknown[]), null] }
@@ -44,17 +54,17 @@ const createBody: JsonSchema = {
   additionalProperties: false,
   required: ['name', 'type'],
   properties: {
-    name: {
+    name: notBlank({
       type: 'string',
       minLength: 1,
       maxLength: 200,
-      description: 'missing or blank: 400 bad-request/missing-name',
-    },
-    type: {
+      description: 'missing, null or blank: 400 bad-request/missing-name',
+    }),
+    type: notBlank({
       type: 'string',
       enum: [...LOCATION_TYPES],
-      description: 'missing: 400 bad-request/missing-type; another value: 400 bad-request/invalid-type',
-    },
+      description: 'missing, null or blank: 400 bad-request/missing-type; another value: 400 bad-request/invalid-type',
+    }),
     address: { type: 'object', additionalProperties: false, properties: addressParts },
     code: { type: 'string', minLength: 1, maxLength: 50, description: 'your own short code (not unique)' },
     phone: { type: 'string', maxLength: 50 },
@@ -67,9 +77,19 @@ const createBody: JsonSchema = {
 const patchBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
+  minProperties: 1,
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200, description: 'blank or null: 400 bad-request/missing-name' },
-    type: { type: 'string', enum: [...LOCATION_TYPES] },
+    name: notBlank({
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'blank or null: 400 bad-request/missing-name',
+    }),
+    type: notBlank({
+      type: 'string',
+      enum: [...LOCATION_TYPES],
+      description: 'null or blank: 400 bad-request/missing-type; another value: 400 bad-request/invalid-type',
+    }),
     address: {
       type: 'object',
       additionalProperties: false,
@@ -93,13 +113,23 @@ const zoneBody: JsonSchema = {
   additionalProperties: false,
   required: ['code', 'name', 'type'],
   properties: {
-    code: {
+    code: notBlank({
       type: 'string',
       pattern: ZONE_CODE_PATTERN,
-      description: 'unique per location, case-insensitive (stored upper case); letters, digits, . _ -, up to 50',
-    },
-    name: { type: 'string', minLength: 1, maxLength: 200 },
-    type: { type: 'string', enum: [...ZONE_TYPES] },
+      description:
+        'unique per location, case-insensitive (stored upper case); letters, digits, . _ -, up to 50. Missing, null or blank: 400 bad-request/missing-code',
+    }),
+    name: notBlank({
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'missing, null or blank: 400 bad-request/missing-name',
+    }),
+    type: notBlank({
+      type: 'string',
+      enum: [...ZONE_TYPES],
+      description: 'missing, null or blank: 400 bad-request/missing-type; another value: 400 bad-request/invalid-type',
+    }),
   },
 };
 
@@ -189,44 +219,42 @@ function presentZone(z: ZoneDoc) {
   };
 }
 
-function objectBody(ctx: AppContext): Record<string, unknown> {
-  const body = ctx.request.body;
-  if (body === undefined) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw errors.invalidInput('The body must be a JSON object', [{ field: '(body)', message: 'must be an object' }]);
-  return body as Record<string, unknown>;
-}
+// ---- refused input -----------------------------------------------------------------------------
 
-const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+/** A missing (or null, or blank) required member: the spec's `bad-request/missing-<field>`. */
+const missing = (field: 'name' | 'type' | 'code', message = `${field} is required`): InputRule => ({
+  field,
+  keyword: ['required', 'not'],
+  code: `bad-request/missing-${field}`,
+  message,
+});
 
-/** Unknown members first (named), then the schema; both 400 `bad-request` with the fields. */
-function validate(schema: JsonSchema, body: Record<string, unknown>): void {
-  const known = Object.keys(schema.properties as object);
-  const unknown = Object.keys(body).filter((k) => !known.includes(k));
-  if (unknown.length) {
-    throw errors.invalidInput(
-      `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; accepted: ${known.join(', ')}`,
-      unknown.map((field) => ({ field, message: 'is not a known field' })),
-    );
-  }
-  const fn = compile(schema);
-  if (!fn(body)) {
-    const fe = toFieldErrors(fn.errors);
-    throw errors.invalidInput(`Invalid body: ${summarize(fe)}`, fe);
-  }
-}
+/** A type that is there but not one of `allowed` (another word, or not text at all). */
+const invalidType = (allowed: readonly string[]): InputRule => ({
+  field: 'type',
+  keyword: ['type', 'enum'],
+  code: 'bad-request/invalid-type',
+  message: `type must be one of ${allowed.join(', ')}`,
+});
 
-function checkType(value: unknown, allowed: readonly string[]): void {
-  if (blank(value)) throw locationErrors.missing('type');
-  if (typeof value !== 'string' || !allowed.includes(value)) throw locationErrors.invalidType(value, allowed);
-}
+/** A member the body does not know, named with the ones it does. */
+const unknownField = (schema: JsonSchema): InputRule => ({
+  field: '*',
+  keyword: 'additionalProperties',
+  code: 'bad-request',
+  message: (f: InputFailure) =>
+    `Unknown field ${f.field}; accepted: ${Object.keys(schema.properties as object).join(', ')}`,
+});
 
-/** The `:id` path segment, or 400 bad-request/missing-id when it is empty or blank. */
-function idParam(ctx: AppContext): string {
-  const id = (ctx.params.id ?? '').trim();
-  if (!id) throw locationErrors.missing('id', 'A location id is required in the path: PUT /locations/{id}');
-  return id;
-}
+/** A required parameter that is absent or blank: the spec's `bad-request/missing-param`. */
+const missingParam = (parameter: string, where: 'query' | 'path'): InputRule => ({
+  field: parameter,
+  keyword: ['required', 'pattern'],
+  code: 'bad-request/missing-param',
+  message: `The ${where} parameter ${parameter} is required`,
+});
+
+const MISSING_ID = 'A location id is required in the path: PUT /locations/{id}';
 
 const ok = (description: string, schema?: JsonSchema) => ({ description, ...(schema ? { schema } : {}) });
 const notFound404 = {
@@ -246,7 +274,9 @@ export const locationRoutes = defineRoutes([
     auth: create,
     body: createBody,
     bodyRequired: false,
-    bodyValidation: 'handler',
+    invalid: {
+      rules: [missing('name'), missing('type'), invalidType(LOCATION_TYPES), unknownField(createBody)],
+    },
     responses: {
       201: ok('the location', locationSchema),
       400: {
@@ -255,11 +285,7 @@ export const locationRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      const body = objectBody(ctx);
-      if (blank(body.name)) throw locationErrors.missing('name');
-      checkType(body.type, LOCATION_TYPES);
-      validate(createBody, body);
-      const doc = await service(ctx).create(body as unknown as LocationInput);
+      const doc = await service(ctx).create(ctx.request.body as unknown as LocationInput);
       ctx.status = 201;
       ctx.set('Location', `/locations/${doc._id}`);
       ctx.body = present(doc);
@@ -279,7 +305,7 @@ export const locationRoutes = defineRoutes([
       properties: {
         ...filterQuery,
         page: PAGE_PARAM,
-        limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+        limit: limitParam(100, 50),
       },
     },
     responses: { 200: ok('`{locations, totalCount, page, limit}`', listOf('locations', locationSchema, true)) },
@@ -303,7 +329,7 @@ export const locationRoutes = defineRoutes([
     auth: update,
     responses: { 400: { description: 'bad-request/missing-id' } },
     handler: () => {
-      throw locationErrors.missing('id', 'A location id is required in the path: PUT /locations/{id}');
+      throw locationErrors.missingId(MISSING_ID);
     },
   },
   {
@@ -319,23 +345,30 @@ export const locationRoutes = defineRoutes([
       additionalProperties: false,
       properties: {
         q: filterQuery.q,
-        type: { type: 'string', description: `one of ${LOCATION_TYPES.join(', ')}` },
-        status: { type: 'string', description: `one of ${LOCATION_STATUSES.join(', ')}` },
+        type: { type: 'string', enum: [...LOCATION_TYPES], description: 'another value: 400 bad-request/not-found' },
+        status: {
+          type: 'string',
+          enum: [...LOCATION_STATUSES],
+          description: 'another value: 400 bad-request/not-found',
+        },
       },
+    },
+    invalid: {
+      // the spec's code for a count it cannot resolve
+      rules: (['type', 'status'] as const).map((field) => ({
+        field,
+        keyword: 'enum',
+        code: 'bad-request/not-found',
+        message: `The count cannot be resolved: ${field} must be one of ${(field === 'type' ? LOCATION_TYPES : LOCATION_STATUSES).join(', ')}`,
+      })),
     },
     responses: {
       200: ok('`{count}`', { type: 'object', properties: { count: { type: 'integer' } } }),
       400: { description: 'bad-request/not-found: the count cannot be resolved (unknown type or status)' },
     },
     handler: async (ctx) => {
-      const q = ctx.state.query as { q?: string; type?: string; status?: string };
-      if (q.type !== undefined && !(LOCATION_TYPES as readonly string[]).includes(q.type)) {
-        throw locationErrors.countUnresolved(`type must be one of ${LOCATION_TYPES.join(', ')}`, 'type');
-      }
-      if (q.status !== undefined && !(LOCATION_STATUSES as readonly string[]).includes(q.status)) {
-        throw locationErrors.countUnresolved(`status must be one of ${LOCATION_STATUSES.join(', ')}`, 'status');
-      }
-      ctx.body = { count: await service(ctx).count(q as { q?: string; type?: LocationType; status?: LocationStatus }) };
+      const q = ctx.state.query as { q?: string; type?: LocationType; status?: LocationStatus };
+      ctx.body = { count: await service(ctx).count(q) };
     },
   },
   {
@@ -348,15 +381,18 @@ export const locationRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
+      required: ['q'],
       properties: {
         q: {
           type: 'string',
           maxLength: 200,
-          description: 'required: missing or blank is 400 bad-request/missing-param',
+          pattern: TEXT,
+          description: 'missing or blank: 400 bad-request/missing-param',
         },
-        limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+        limit: limitParam(100, 50),
       },
     },
+    invalid: { rules: [missingParam('q', 'query')] },
     responses: {
       200: ok(
         '`{locations, totalCount}` (an empty list when nothing matches)',
@@ -365,9 +401,8 @@ export const locationRoutes = defineRoutes([
       400: { description: 'bad-request/missing-param' },
     },
     handler: async (ctx) => {
-      const q = ctx.state.query as { q?: string; limit: number };
-      if (blank(q.q)) throw locationErrors.missingParam('q');
-      const { docs, total } = await service(ctx).searchPlaces(q.q!, q.limit);
+      const q = ctx.state.query as { q: string; limit: number };
+      const { docs, total } = await service(ctx).searchPlaces(q.q, q.limit);
       ctx.body = { locations: docs.map(present), totalCount: total };
     },
   },
@@ -380,16 +415,17 @@ export const locationRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      properties: { limit: limitParam(100, 50) },
     },
+    params: { postalCode: { type: 'string', pattern: TEXT, description: 'blank: 400 bad-request/missing-param' } },
+    invalid: { rules: [missingParam('postalCode', 'path')] },
     responses: {
       200: ok('`{locations, totalCount}`', listOf('locations', locationSchema, false)),
       400: { description: 'bad-request/missing-param (blank postal code)' },
       404: { description: 'bad-request/not-found: no location of the tenant has this postal code' },
     },
     handler: async (ctx) => {
-      const postalCode = (ctx.params.postalCode ?? '').trim();
-      if (!postalCode) throw locationErrors.missingParam('postalCode');
+      const postalCode = ctx.params.postalCode.trim();
       const { docs, total } = await service(ctx).byPostalCode(postalCode, (ctx.state.query as { limit: number }).limit);
       if (total === 0) throw locationErrors.notFound(`No location with postal code ${postalCode}`, 'postalCode');
       ctx.body = { locations: docs.map(present), totalCount: total };
@@ -404,7 +440,7 @@ export const locationRoutes = defineRoutes([
     responses: { 200: ok('the location', locationSchema), 404: { description: 'not-found' } },
     handler: async (ctx) => {
       const id = ctx.params.id.trim();
-      const doc = id ? await service(ctx).find(id) : null;
+      const doc = await service(ctx).find(id);
       if (!doc) throw locationErrors.readNotFound(id);
       ctx.body = present(doc);
     },
@@ -417,9 +453,23 @@ export const locationRoutes = defineRoutes([
       'A blank id: 400 bad-request/missing-id. name blank: bad-request/missing-name; type: bad-request/missing-type or invalid-type. The system location keeps isDefault (clearing it: 400 bad-request/system-location), type location and status active. `isDefault: false` on the default location makes the system location the default again.',
     tags,
     auth: update,
+    params: { id: { type: 'string', pattern: TEXT, description: 'blank: 400 bad-request/missing-id' } },
     body: patchBody,
     bodyRequired: false,
-    bodyValidation: 'handler',
+    invalid: {
+      rules: [
+        { field: 'id', keyword: 'pattern', code: 'bad-request/missing-id', message: MISSING_ID },
+        missing('name', 'name cannot be blank'),
+        missing('type', 'type cannot be blank'),
+        invalidType(LOCATION_TYPES),
+        unknownField(patchBody),
+        {
+          keyword: 'minProperties',
+          code: 'bad-request',
+          message: `Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`,
+        },
+      ],
+    },
     responses: {
       200: ok('the location', locationSchema),
       400: {
@@ -429,17 +479,7 @@ export const locationRoutes = defineRoutes([
       404: notFound404,
     },
     handler: async (ctx) => {
-      const id = idParam(ctx);
-      const body = objectBody(ctx);
-      if ('name' in body && blank(body.name)) throw locationErrors.missing('name', 'name cannot be blank');
-      if ('type' in body) checkType(body.type, LOCATION_TYPES);
-      validate(patchBody, body);
-      if (Object.keys(body).length === 0)
-        throw errors.invalidInput(
-          `Send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`,
-          [{ field: '(body)', message: 'is empty' }],
-        );
-      ctx.body = present(await service(ctx).update(id, body as LocationPatch));
+      ctx.body = present(await service(ctx).update(ctx.params.id.trim(), ctx.request.body as LocationPatch));
     },
   },
   {
@@ -459,9 +499,7 @@ export const locationRoutes = defineRoutes([
       404: notFound404,
     },
     handler: async (ctx) => {
-      const id = ctx.params.id.trim();
-      if (!id) throw locationErrors.notFound('No location with a blank id');
-      const doc = await service(ctx).delete(id);
+      const doc = await service(ctx).delete(ctx.params.id.trim());
       ctx.body = { success: true, message: `Location ${doc._id} (${doc.name}) deleted` };
     },
   },
@@ -473,9 +511,7 @@ export const locationRoutes = defineRoutes([
     auth: update,
     responses: { 200: ok('the location (isDefault true)', locationSchema), 404: notFound404 },
     handler: async (ctx) => {
-      const id = ctx.params.id.trim();
-      if (!id) throw locationErrors.notFound('No location with a blank id');
-      ctx.body = present(await service(ctx).setDefault(id));
+      ctx.body = present(await service(ctx).setDefault(ctx.params.id.trim()));
     },
   },
   {
@@ -488,7 +524,9 @@ export const locationRoutes = defineRoutes([
     auth: create,
     body: zoneBody,
     bodyRequired: false,
-    bodyValidation: 'handler',
+    invalid: {
+      rules: [missing('code'), missing('name'), missing('type'), invalidType(ZONE_TYPES), unknownField(zoneBody)],
+    },
     responses: {
       201: ok('the zone', zoneSchema),
       400: {
@@ -499,13 +537,10 @@ export const locationRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const id = ctx.params.id.trim();
-      const body = objectBody(ctx);
-      if (blank(body.code)) throw locationErrors.missing('code');
-      if (blank(body.name)) throw locationErrors.missing('name');
-      checkType(body.type, ZONE_TYPES);
-      validate(zoneBody, body);
-      if (!id) throw locationErrors.notFound('No location with a blank id');
-      const zone = await service(ctx).createZone(id, body as { code: string; name: string; type: ZoneType });
+      const zone = await service(ctx).createZone(
+        id,
+        ctx.request.body as { code: string; name: string; type: ZoneType },
+      );
       ctx.status = 201;
       ctx.set('Location', `/locations/${id}/zones/${encodeURIComponent(zone.code)}`);
       ctx.body = presentZone(zone);

@@ -3,9 +3,10 @@ import { tenantOf, type AppContext } from '../context';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../../shared/orders/lifecycle';
 import type { OrderDoc } from '../../shared/orders/collections';
-import { orderErrors, Orders } from '../../shared/orders/service';
+import { Orders } from '../../shared/orders/service';
+import { limitParam, PAGE_PARAM } from '../../shared/paging';
 import { commaList } from '../../shared/products/query';
-import { PAGE_PARAM, compile, summarize, toFieldErrors, type JsonSchema } from '../../shared/validation';
+import type { JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['orders:read' as const] };
 const update = { scopes: ['orders:update' as const] };
@@ -95,13 +96,19 @@ const FORBIDDEN: Record<string, string> = {
   updatedAt: 'updatedAt is set by the server on every update',
 };
 
-function validate(schema: JsonSchema, body: unknown): void {
-  const fn = compile(schema);
-  if (!fn(body)) {
-    const fe = toFieldErrors(fn.errors);
-    throw orderErrors.invalid(`Invalid body: ${summarize(fe) || 'must not be empty'}`);
-  }
-}
+/** Every refusal of orders input: the spec has one code for all of them. */
+const INVALID = 'validation:invalid_input';
+
+/** A forbidden field answers where its change belongs, not just that it is unknown. */
+const patchInvalid = {
+  code: INVALID,
+  rules: Object.entries(FORBIDDEN).map(([field, message]) => ({
+    field,
+    keyword: 'additionalProperties',
+    code: INVALID,
+    message,
+  })),
+};
 
 function links(id: string, which: ('self' | 'prepare' | 'cancel')[]) {
   const all = { self: `/orders/${id}`, prepare: `/orders/${id}/prepare`, cancel: `/orders/${id}/cancel` };
@@ -212,7 +219,7 @@ export const orderRoutes = defineRoutes([
         from: { type: 'string', format: 'date-time', description: 'created at or after' },
         to: { type: 'string', format: 'date-time', description: 'created at or before' },
         page: PAGE_PARAM,
-        limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+        limit: limitParam(200, 50),
       },
     },
     responses: { 200: { description: '`{data: [order], meta: {page, limit, total}}`' } },
@@ -243,7 +250,7 @@ export const orderRoutes = defineRoutes([
     tags: ['orders'],
     auth: update,
     body: patchBody,
-    bodyValidation: 'handler',
+    invalid: patchInvalid,
     responses: {
       200: {
         description:
@@ -253,11 +260,6 @@ export const orderRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const body = ctx.request.body as Record<string, unknown>;
-      if (typeof body !== 'object' || body === null || Array.isArray(body))
-        throw orderErrors.invalid('Body must be a JSON object');
-      const forbidden = Object.keys(body).filter((k) => FORBIDDEN[k]);
-      if (forbidden.length) throw orderErrors.invalid(forbidden.map((k) => FORBIDDEN[k]).join('; '));
-      validate(patchBody, body);
       const doc = await service(ctx).update(ctx.params.orderId, body);
       const id = doc._id.toHexString();
       const changed = Object.fromEntries(Object.keys(body).map((k) => [k, doc[k as keyof OrderDoc]]));
@@ -280,10 +282,8 @@ export const orderRoutes = defineRoutes([
     tags: ['orders'],
     auth: update,
     body: customerInfo,
-    bodyValidation: 'handler',
     responses: { 200: { description: '`{data: {_id, externalId, customerInfo, updatedAt, _links: {self}}}`' } },
     handler: async (ctx) => {
-      validate(customerInfo, ctx.request.body);
       const doc = await service(ctx).updateCustomer(ctx.params.orderId, ctx.request.body as Record<string, unknown>);
       const id = doc._id.toHexString();
       ctx.body = {
@@ -305,13 +305,11 @@ export const orderRoutes = defineRoutes([
     tags: ['orders'],
     auth: update,
     body: commentSchema,
-    bodyValidation: 'handler',
     responses: { 200: { description: '`{data: {success: true, orderId}}`' } },
     handler: async (ctx) => {
-      const body = ctx.request.body as { comment?: unknown };
-      validate(commentSchema, body); // one schema object: validators are cached by identity
+      const { comment } = ctx.request.body as { comment: string };
       const key = ctx.get('idempotency-key') || undefined;
-      const c = await service(ctx).comment(ctx.params.orderId, body.comment as string, key);
+      const c = await service(ctx).comment(ctx.params.orderId, comment, key);
       ctx.body = { data: { success: true, orderId: c.orderId } };
     },
   },
@@ -324,7 +322,7 @@ export const orderRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { page: PAGE_PARAM, limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+      properties: { page: PAGE_PARAM, limit: limitParam(200, 50) },
     },
     responses: {
       200: {
@@ -334,10 +332,10 @@ export const orderRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const { page, limit } = ctx.state.query as { page: number; limit: number };
-      const all = await service(ctx).activity(ctx.params.orderId);
+      const { entries, total } = await service(ctx).activity(ctx.params.orderId, { page, limit });
       ctx.body = {
-        data: all.slice((page - 1) * limit, page * limit).map((e) => ({ ...e, timestamp: e.timestamp.toISOString() })),
-        meta: { page, limit, total: all.length },
+        data: entries.map((e) => ({ ...e, timestamp: e.timestamp.toISOString() })),
+        meta: { page, limit, total },
       };
     },
   },

@@ -4,6 +4,7 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
+import { pageWindow, type PageRequest } from '../paging';
 import {
   ADDRESS_FIELDS,
   Locations,
@@ -21,22 +22,8 @@ export const locationErrors = {
   readNotFound: (id: string) => new AppError(404, 'not-found', `No location ${id}`, { field: 'id' }),
   /** Every other lookup by id (update, set-default, delete, zones, places). */
   notFound: (message: string, field = 'id') => new AppError(404, 'bad-request/not-found', message, { field }),
-  countUnresolved: (message: string, field: string) =>
-    new AppError(400, 'bad-request/not-found', `The count cannot be resolved: ${message}`, { field }),
-  missing: (field: 'name' | 'type' | 'code' | 'id', message = `${field} is required`) =>
-    new AppError(400, `bad-request/missing-${field}`, message, { field }),
-  missingParam: (parameter: string) =>
-    new AppError(400, 'bad-request/missing-param', `The query parameter ${parameter} is required`, {
-      field: parameter,
-      parameter,
-    }),
-  invalidType: (got: unknown, allowed: readonly string[]) =>
-    new AppError(
-      400,
-      'bad-request/invalid-type',
-      `type must be one of ${allowed.join(', ')}; got ${JSON.stringify(got)}`,
-      { field: 'type' },
-    ),
+  /** PUT /locations without an id in the path. */
+  missingId: (message: string) => new AppError(400, 'bad-request/missing-id', message, { field: 'id' }),
   systemLocation: (message: string) => new AppError(400, 'bad-request/system-location', message),
   cantCreate: (message: string, field?: string) =>
     new AppError(400, "bad-request/can't-create", message, field ? { field } : {}),
@@ -159,16 +146,11 @@ export class LocationService {
     return parts.length === 1 ? parts[0] : ({ $and: parts } as Filter<LocationDoc>);
   }
 
-  async list(f: LocationFilters & { page: number; limit: number }): Promise<{ docs: LocationDoc[]; total: number }> {
+  async list(f: LocationFilters & PageRequest): Promise<{ docs: LocationDoc[]; total: number }> {
     const defaultId = await this.locations.defaultIdFrom(await this.locations.systemRaw()); // the system location exists from the first read on
     const filter = this.filter(f);
     const [docs, total] = await Promise.all([
-      this.col
-        .find(filter)
-        .sort(LIST_ORDER)
-        .skip((f.page - 1) * f.limit)
-        .limit(f.limit)
-        .toArray(),
+      this.col.find(filter, { sort: LIST_ORDER, ...pageWindow(f) }).toArray(),
       this.col.countDocuments(filter),
     ]);
     return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };

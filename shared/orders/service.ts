@@ -4,6 +4,7 @@ import { tenants } from '../auth/collections';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { pageWindow, slicePage, type PageRequest } from '../paging';
 import { productSkus, products } from '../products/collections';
 import {
   orderComments,
@@ -149,16 +150,14 @@ export class Orders {
     });
   }
 
-  async list(q: { status?: string[]; externalId?: string; from?: string; to?: string; page: number; limit: number }) {
+  async list(q: { status?: string[]; externalId?: string; from?: string; to?: string } & PageRequest) {
     const filter: Filter<OrderDoc> = {};
     if (q.status?.length) filter.orderStatus = { $in: q.status as OrderState[] };
     if (q.externalId) filter.externalId = q.externalId;
     if (q.from || q.to)
       filter.createdAt = { ...(q.from ? { $gte: new Date(q.from) } : {}), ...(q.to ? { $lte: new Date(q.to) } : {}) };
     const [docs, total] = await Promise.all([
-      this.orders
-        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
-        .toArray(),
+      this.orders.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.orders.countDocuments(filter),
     ]);
     return { docs, total };
@@ -176,7 +175,20 @@ export class Orders {
         for (const [k, v] of Object.entries(value)) set[`${field}.${k}`] = v;
       } else set[field] = value;
     }
-    return this.write(current, set, event('updated', this.actor, { fields: Object.keys(patch) }));
+    try {
+      return await this.write(current, set, event('updated', this.actor, { fields: Object.keys(patch) }));
+    } catch (err) {
+      if (typeof patch.externalId !== 'string') throw err;
+      // the unique index refused the new externalId: MongoDB says so with E11000, FerretDB with an
+      // internal error, so the order that holds it decides (nothing was written either way)
+      const holder = await this.orders.findOne(
+        { externalId: patch.externalId, _id: { $ne: current._id } },
+        { projection: { _id: 1 } },
+      );
+      if (holder || isDuplicateKeyError(err))
+        throw orderErrors.duplicateExternalId(patch.externalId, holder?._id.toHexString());
+      throw err;
+    }
   }
 
   /** Replaces customerInfo as a whole. */
@@ -186,18 +198,13 @@ export class Orders {
   }
 
   private async write(current: OrderDoc, set: Record<string, unknown>, ev: OrderEvent): Promise<OrderDoc> {
-    try {
-      const doc = await this.orders.findOneAndUpdate(
-        { _id: current._id },
-        { $set: { ...set, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
-        { returnDocument: 'after' },
-      );
-      if (!doc) throw orderErrors.notFound(current._id.toHexString());
-      return doc;
-    } catch (err) {
-      if (isDuplicateKeyError(err)) throw orderErrors.duplicateExternalId(String(set.externalId));
-      throw err;
-    }
+    const doc = await this.orders.findOneAndUpdate(
+      { _id: current._id },
+      { $set: { ...set, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+      { returnDocument: 'after' },
+    );
+    if (!doc) throw orderErrors.notFound(current._id.toHexString());
+    return doc;
   }
 
   /**
@@ -247,8 +254,8 @@ export class Orders {
     }
   }
 
-  /** Comments and audit events of an order, oldest first. */
-  async activity(id: string) {
+  /** One page of the order's comments and audit events, oldest first. */
+  async activity(id: string, paging: PageRequest) {
     const order = await this.get(id);
     const comments = await this.tenantDb
       .collection(orderComments)
@@ -270,6 +277,7 @@ export class Orders {
         details: { comment: c.comment },
       })),
     ];
-    return entries.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime() || (a.id < b.id ? -1 : 1));
+    entries.sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime() || (a.id < b.id ? -1 : 1));
+    return { entries: slicePage(entries, paging), total: entries.length };
   }
 }

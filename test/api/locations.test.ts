@@ -1,29 +1,34 @@
+import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack, type HttpResult } from '../helpers/stack';
+import { TestDeps } from '../helpers/stack';
 import { systemLocationId } from '../../shared/locations/locations';
 
 /** Locations through HTTP on the real API process: CRUD, the one default, stock guard, place lookups, zones, isolation, auth. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let A: { tenantId: string; key: string };
-let B: { tenantId: string; key: string };
+/** A tenant, with a client holding its key (every locations scope). */
+type Tenant = { tenantId: string; key: string; api: ApiClient };
+let A: Tenant;
+let B: Tenant;
+/** A client without credentials. */
+const anonymous = new ApiClient();
 let n = 0;
 const P = `L${Date.now().toString(36).toUpperCase()}`;
 
+async function tenant(name: string): Promise<Tenant> {
+  const t = await deps.tenantWithKey(undefined, name);
+  return { ...t, api: new ApiClient(t.key) };
+}
+
 beforeAll(async () => {
   deps = await TestDeps.open();
-  A = await deps.tenantWithKey(undefined, 'locations A');
-  B = await deps.tenantWithKey(undefined, 'locations B');
+  A = await tenant('locations A');
+  B = await tenant('locations B');
 });
 afterAll(() => deps.close());
-
-type Tenant = { tenantId: string; key: string };
-const call = (method: string, path: string, body?: unknown, t: Tenant = A) =>
-  http(apiUrl, method, path, { key: t.key, ...(body !== undefined ? { body } : {}) });
 const err = (res: HttpResult, status: number, code: string) => expectError(res, status, code, 'locations');
 
 async function create(o: Record<string, unknown> = {}, t: Tenant = A) {
-  const res = await call('POST', '/locations', { name: `${P} place ${++n}`, type: 'location', ...o }, t);
+  const res = await t.api.post('/locations', { name: `${P} place ${++n}`, type: 'location', ...o });
   expect(res.status).toBe(201);
   return res.body;
 }
@@ -35,7 +40,7 @@ const storedZones = (t: Tenant) =>
   deps.db.collection('location_zones').find({ tenantId: t.tenantId }).sort({ _id: 1 }).toArray();
 
 async function allOf(t: Tenant) {
-  const res = await call('GET', '/locations?limit=100', undefined, t);
+  const res = await t.api.get('/locations?limit=100');
   expect(res.status).toBe(200);
   return res.body.locations as any[];
 }
@@ -44,7 +49,7 @@ async function allOf(t: Tenant) {
 async function expectOneDefault(t: Tenant, id: string) {
   const defaults = (await allOf(t)).filter((l) => l.isDefault);
   expect(defaults.map((l) => l.id)).toEqual([id]);
-  expect((await call('GET', `/locations/${id}`, undefined, t)).body.isDefault).toBe(true);
+  expect((await t.api.get(`/locations/${id}`)).body.isDefault).toBe(true);
   const mirror = await deps.db.collection('locations').find({ tenantId: t.tenantId, isDefault: true }).toArray();
   expect(mirror.map((d) => d._id)).toEqual([id]);
 }
@@ -67,7 +72,7 @@ const LOCATION_KEYS = [
 
 describe('create and read', () => {
   test('201 with the location; id from _id, no tenantId; GET answers the same', async () => {
-    const res = await call('POST', '/locations', {
+    const res = await A.api.post('/locations', {
       name: '  Warehouse North ',
       type: 'location',
       code: 'WH-N',
@@ -104,10 +109,10 @@ describe('create and read', () => {
     expect(new Date(loc.createdAt).toISOString()).toBe(loc.createdAt);
     expect(res.headers.get('location')).toBe(`/locations/${loc.id}`);
     expect(JSON.stringify(loc)).not.toContain(A.tenantId);
-    const read = await call('GET', `/locations/${loc.id}`);
+    const read = await A.api.get(`/locations/${loc.id}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(loc);
-    expect((await call('GET', `/v1/locations/${loc.id}`)).body).toEqual(loc);
+    expect((await A.api.get(`/v1/locations/${loc.id}`)).body).toEqual(loc);
   });
 
   test('optional fields absent: null, address {}; type zone and status inactive accepted', async () => {
@@ -141,7 +146,7 @@ describe('create and read', () => {
     ['an array body', [{ name: 'x', type: 'location' }], 'bad-request', '(body)'],
   ])('invalid create: %s → 400, nothing stored', async (_name, body, code, field) => {
     const before = await storedLocations(A);
-    const res = await call('POST', '/locations', body);
+    const res = await A.api.post('/locations', body);
     err(res, 400, code);
     expect(res.body.field).toBe(field);
     expect(await storedLocations(A)).toEqual(before);
@@ -149,8 +154,7 @@ describe('create and read', () => {
 
   test('malformed JSON → 400 bad-request/invalid-json, nothing stored', async () => {
     const before = await storedLocations(A);
-    const res = await http(apiUrl, 'POST', '/locations', {
-      key: A.key,
+    const res = await A.api.post('/locations', undefined, {
       raw: '{"name": "x", ',
       headers: { 'content-type': 'application/json' },
     });
@@ -159,8 +163,8 @@ describe('create and read', () => {
   });
 
   test('GET of an unknown id → 404 not-found', async () => {
-    err(await call('GET', '/locations/loc_doesnotexist'), 404, 'not-found');
-    err(await call('GET', '/locations/%20'), 404, 'not-found');
+    err(await A.api.get('/locations/loc_doesnotexist'), 404, 'not-found');
+    err(await A.api.get('/locations/%20'), 404, 'not-found');
   });
 });
 
@@ -168,7 +172,7 @@ describe('list and count', () => {
   let T: Tenant;
   let made: any[];
   beforeAll(async () => {
-    T = await deps.tenantWithKey(undefined, 'locations list');
+    T = await tenant('locations list');
     made = [];
     for (let i = 0; i < 6; i++) {
       made.push(
@@ -191,7 +195,7 @@ describe('list and count', () => {
   });
 
   test('the system location always exists, is first, and is the default', async () => {
-    const res = await call('GET', '/locations', undefined, T);
+    const res = await T.api.get('/locations');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['limit', 'locations', 'page', 'totalCount']);
     expect(res.body).toMatchObject({ totalCount: 7, page: 1, limit: 50 });
@@ -210,33 +214,33 @@ describe('list and count', () => {
   });
 
   test('a new tenant sees its system location on its first read', async () => {
-    const fresh = await deps.tenantWithKey(undefined, 'locations fresh');
-    const res = await call('GET', '/locations', undefined, fresh);
+    const fresh = await tenant('locations fresh');
+    const res = await fresh.api.get('/locations');
     expect(res.body.totalCount).toBe(1);
     expect(res.body.locations[0]).toMatchObject({
       id: systemLocationId(fresh.tenantId),
       isSystem: true,
       isDefault: true,
     });
-    expect((await call('GET', '/locations/count', undefined, fresh)).body).toEqual({ count: 1 });
+    expect((await fresh.api.get('/locations/count')).body).toEqual({ count: 1 });
   });
 
   test('paging: pages partition the list, in order, with no overlap', async () => {
     const all = await allOf(T);
     const seen: string[] = [];
     for (let page = 1; page <= 4; page++) {
-      const res = await call('GET', `/locations?limit=2&page=${page}`, undefined, T);
+      const res = await T.api.get(`/locations?limit=2&page=${page}`);
       expect(res.body).toMatchObject({ totalCount: 7, page, limit: 2 });
       seen.push(...res.body.locations.map((l: { id: string }) => l.id));
     }
     expect(seen).toEqual(all.map((l) => l.id));
-    expect((await call('GET', '/locations?limit=2&page=9', undefined, T)).body.locations).toEqual([]);
+    expect((await T.api.get('/locations?limit=2&page=9')).body.locations).toEqual([]);
   });
 
   test('filters: q (name and address, any case, every word), type, status; count agrees', async () => {
     const ids = async (query: string) =>
-      ((await call('GET', `/locations?${query}`, undefined, T)).body.locations as { id: string }[]).map((l) => l.id);
-    const count = async (query: string) => (await call('GET', `/locations/count?${query}`, undefined, T)).body.count;
+      ((await T.api.get(`/locations?${query}`)).body.locations as { id: string }[]).map((l) => l.id);
+    const count = async (query: string) => (await T.api.get(`/locations/count?${query}`)).body.count;
     expect(await ids('q=monterrey')).toEqual(made.slice(0, 3).map((l) => l.id));
     expect(await ids('q=STORE')).toEqual(made.map((l) => l.id));
     expect(await ids('q=64003')).toEqual([made[3].id]);
@@ -259,17 +263,48 @@ describe('list and count', () => {
   });
 
   test('bad query values → 400; limit above 100 → 400; an unresolvable count → 400 bad-request/not-found', async () => {
-    err(await call('GET', '/locations?limit=101', undefined, T), 400, 'bad-request');
-    err(await call('GET', '/locations?limit=0', undefined, T), 400, 'bad-request');
-    err(await call('GET', '/locations?page=0', undefined, T), 400, 'bad-request');
-    err(await call('GET', '/locations?type=warehouse', undefined, T), 400, 'bad-request');
-    err(await call('GET', '/locations?status=closed', undefined, T), 400, 'bad-request');
-    err(await call('GET', '/locations?sort=name', undefined, T), 400, 'bad-request');
-    expect((await call('GET', '/locations?limit=100', undefined, T)).status).toBe(200);
-    const badType = await call('GET', '/locations/count?type=warehouse', undefined, T);
+    err(await T.api.get('/locations?limit=101'), 400, 'bad-request');
+    err(await T.api.get('/locations?limit=0'), 400, 'bad-request');
+    err(await T.api.get('/locations?page=0'), 400, 'bad-request');
+    err(await T.api.get('/locations?type=warehouse'), 400, 'bad-request');
+    err(await T.api.get('/locations?status=closed'), 400, 'bad-request');
+    err(await T.api.get('/locations?sort=name'), 400, 'bad-request');
+    expect((await T.api.get('/locations?limit=100')).status).toBe(200);
+    const badType = await T.api.get('/locations/count?type=warehouse');
     err(badType, 400, 'bad-request/not-found');
     expect(badType.body.field).toBe('type');
-    err(await call('GET', '/locations/count?status=closed', undefined, T), 400, 'bad-request/not-found');
+    err(await T.api.get('/locations/count?status=closed'), 400, 'bad-request/not-found');
+  });
+});
+
+describe('hostile query and path values → 400 bad-request, never a database error', () => {
+  test('a NUL byte in q on the list, the count and the place search, and in the postal-code path', async () => {
+    for (const path of [
+      '/locations?q=a%00b',
+      '/locations/count?q=%00',
+      '/locations/places/search?q=quer%00etaro',
+      '/locations/places/postal-code/76%0000',
+      '/locations/places/postal-code/%00',
+    ]) {
+      const res = await A.api.get(path);
+      err(res, 400, 'bad-request');
+      expect({ path, message: res.body.message }).toEqual({ path, message: expect.stringContaining('NUL') });
+    }
+  });
+
+  test('page or limit beyond any finite number on every list', async () => {
+    for (const [path, query] of [
+      ['/locations', { page: '1e309' }],
+      ['/locations', { limit: '1e309' }],
+      ['/locations', { page: '-1e309' }],
+      ['/locations/places/search', { q: 'x', limit: '1e309' }],
+      ['/locations/places/postal-code/76000', { limit: '1e309' }],
+    ] as const) {
+      const res = await A.api.get(path, { query });
+      err(res, 400, 'bad-request');
+      const field = 'page' in query ? 'page' : 'limit';
+      expect({ path, query, field: res.body.field }).toEqual({ path, query, field });
+    }
   });
 });
 
@@ -280,7 +315,7 @@ describe('PUT /locations/{id}', () => {
       phone: '555',
       address: { street: 'Uno 1', city: 'León', postalCode: '37000', country: 'MX' },
     });
-    const res = await call('PUT', `/locations/${loc.id}`, {
+    const res = await A.api.put(`/locations/${loc.id}`, {
       name: 'Renamed',
       address: { city: 'Irapuato', postalCode: null },
       phone: null,
@@ -299,13 +334,13 @@ describe('PUT /locations/{id}', () => {
     });
     expect(res.body.address).not.toHaveProperty('postalCode');
     expect(res.body.updatedAt >= loc.updatedAt).toBe(true);
-    expect((await call('GET', `/locations/${loc.id}`)).body).toEqual(res.body);
-    expect((await call('PUT', `/locations/${loc.id}`, { type: 'zone' })).body.type).toBe('zone');
+    expect((await A.api.get(`/locations/${loc.id}`)).body).toEqual(res.body);
+    expect((await A.api.put(`/locations/${loc.id}`, { type: 'zone' })).body.type).toBe('zone');
   });
 
   test('the system location accepts name and address changes', async () => {
     const sysId = systemLocationId(A.tenantId);
-    const res = await call('PUT', `/locations/${sysId}`, { name: 'Head office', address: { city: 'Puebla' } });
+    const res = await A.api.put(`/locations/${sysId}`, { name: 'Head office', address: { city: 'Puebla' } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: sysId, name: 'Head office', isSystem: true, address: { city: 'Puebla' } });
   });
@@ -317,7 +352,7 @@ describe('PUT /locations/{id}', () => {
     ['unknown id', '/locations/loc_nope', { name: 'x' }, 404, 'bad-request/not-found'],
   ])('%s: PUT %s', async (_n, path, body, status, code) => {
     const before = await storedLocations(A);
-    err(await call('PUT', path, body), status, code);
+    err(await A.api.put(path, body), status, code);
     expect(await storedLocations(A)).toEqual(before);
   });
 
@@ -334,7 +369,7 @@ describe('PUT /locations/{id}', () => {
   ])('invalid update: %s → 400, nothing written', async (_n, body, code, field) => {
     const loc = await create();
     const before = await storedLocations(A);
-    const res = await call('PUT', `/locations/${loc.id}`, body);
+    const res = await A.api.put(`/locations/${loc.id}`, body);
     err(res, 400, code);
     expect(res.body.field).toBe(field);
     expect(await storedLocations(A)).toEqual(before);
@@ -343,8 +378,8 @@ describe('PUT /locations/{id}', () => {
   test('the system location stays active and of type location', async () => {
     const sysId = systemLocationId(A.tenantId);
     const before = await storedLocations(A);
-    err(await call('PUT', `/locations/${sysId}`, { status: 'inactive' }), 400, 'bad-request/system-location');
-    err(await call('PUT', `/locations/${sysId}`, { type: 'zone' }), 400, 'bad-request/system-location');
+    err(await A.api.put(`/locations/${sysId}`, { status: 'inactive' }), 400, 'bad-request/system-location');
+    err(await A.api.put(`/locations/${sysId}`, { type: 'zone' }), 400, 'bad-request/system-location');
     expect(await storedLocations(A)).toEqual(before);
   });
 });
@@ -353,18 +388,18 @@ describe('the default location: always exactly one', () => {
   let T: Tenant;
   let sysId: string;
   beforeAll(async () => {
-    T = await deps.tenantWithKey(undefined, 'locations defaults');
+    T = await tenant('locations defaults');
     sysId = systemLocationId(T.tenantId);
   });
 
   test("can't-create / can't-update: the default cannot be inactive; nothing is written", async () => {
     const before = await storedLocations(T);
-    const refused = await call(
-      'POST',
-      '/locations',
-      { name: `${P} inactive default`, type: 'location', status: 'inactive', isDefault: true },
-      T,
-    );
+    const refused = await T.api.post('/locations', {
+      name: `${P} inactive default`,
+      type: 'location',
+      status: 'inactive',
+      isDefault: true,
+    });
     err(refused, 400, "bad-request/can't-create");
     expect(refused.body.field).toBe('status');
     expect(await storedLocations(T)).toEqual(before);
@@ -373,24 +408,24 @@ describe('the default location: always exactly one', () => {
     const x = await create({}, T);
     // made default and inactive in one PUT
     err(
-      await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: true }, T),
+      await T.api.put(`/locations/${x.id}`, { status: 'inactive', isDefault: true }),
       400,
       "bad-request/can't-update",
     );
     await expectOneDefault(T, sysId);
-    expect((await call('GET', `/locations/${x.id}`, undefined, T)).body.status).toBe('active');
+    expect((await T.api.get(`/locations/${x.id}`)).body.status).toBe('active');
     // the current default made inactive
-    expect((await call('POST', `/locations/${x.id}/set-default`, undefined, T)).status).toBe(200);
-    const res = await call('PUT', `/locations/${x.id}`, { status: 'inactive', name: 'renamed' }, T);
+    expect((await T.api.post(`/locations/${x.id}/set-default`)).status).toBe(200);
+    const res = await T.api.put(`/locations/${x.id}`, { status: 'inactive', name: 'renamed' });
     err(res, 400, "bad-request/can't-update");
     expect(res.body.message).toContain('set-default');
-    expect((await call('GET', `/locations/${x.id}`, undefined, T)).body).toMatchObject({
+    expect((await T.api.get(`/locations/${x.id}`)).body).toMatchObject({
       status: 'active',
       isDefault: true,
       name: x.name,
     });
     // handing the default back in the same PUT is fine
-    const ok = await call('PUT', `/locations/${x.id}`, { status: 'inactive', isDefault: false }, T);
+    const ok = await T.api.put(`/locations/${x.id}`, { status: 'inactive', isDefault: false });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: 'inactive', isDefault: false });
     await expectOneDefault(T, sysId);
@@ -400,40 +435,36 @@ describe('the default location: always exactly one', () => {
     const x = await create({}, T);
     const y = await create({}, T);
     await expectOneDefault(T, sysId);
-    const set = await call('POST', `/locations/${x.id}/set-default`, undefined, T);
+    const set = await T.api.post(`/locations/${x.id}/set-default`);
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ id: x.id, isDefault: true });
     await expectOneDefault(T, x.id);
-    expect((await call('POST', `/locations/${y.id}/set-default`, undefined, T)).status).toBe(200);
+    expect((await T.api.post(`/locations/${y.id}/set-default`)).status).toBe(200);
     await expectOneDefault(T, y.id);
-    expect((await call('POST', `/locations/${y.id}/set-default`, undefined, T)).status).toBe(200); // again: no change
+    expect((await T.api.post(`/locations/${y.id}/set-default`)).status).toBe(200); // again: no change
     await expectOneDefault(T, y.id);
     // PUT isDefault false on a location that is not the default changes nothing
-    expect((await call('PUT', `/locations/${x.id}`, { isDefault: false }, T)).body.isDefault).toBe(false);
+    expect((await T.api.put(`/locations/${x.id}`, { isDefault: false })).body.isDefault).toBe(false);
     await expectOneDefault(T, y.id);
-    expect((await call('PUT', `/locations/${x.id}`, { isDefault: true }, T)).body.isDefault).toBe(true);
+    expect((await T.api.put(`/locations/${x.id}`, { isDefault: true })).body.isDefault).toBe(true);
     await expectOneDefault(T, x.id);
-    const cleared = await call('PUT', `/locations/${x.id}`, { isDefault: false }, T);
+    const cleared = await T.api.put(`/locations/${x.id}`, { isDefault: false });
     expect(cleared.body.isDefault).toBe(false);
     await expectOneDefault(T, sysId);
-    expect((await call('POST', `/locations/${sysId}/set-default`, undefined, T)).status).toBe(200);
+    expect((await T.api.post(`/locations/${sysId}/set-default`)).status).toBe(200);
     await expectOneDefault(T, sysId);
   });
 
   test('the system location cannot lose isDefault (400 bad-request/system-location), nothing written', async () => {
     const x = await create({}, T);
-    await call('POST', `/locations/${sysId}/set-default`, undefined, T);
+    await T.api.post(`/locations/${sysId}/set-default`);
     const before = await storedLocations(T);
-    err(await call('PUT', `/locations/${sysId}`, { isDefault: false }, T), 400, 'bad-request/system-location');
-    err(
-      await call('PUT', `/locations/${sysId}`, { isDefault: false, name: 'x' }, T),
-      400,
-      'bad-request/system-location',
-    );
+    err(await T.api.put(`/locations/${sysId}`, { isDefault: false }), 400, 'bad-request/system-location');
+    err(await T.api.put(`/locations/${sysId}`, { isDefault: false, name: 'x' }), 400, 'bad-request/system-location');
     expect(await storedLocations(T)).toEqual(before);
     // also when another location is the default
-    await call('POST', `/locations/${x.id}/set-default`, undefined, T);
-    err(await call('PUT', `/locations/${sysId}`, { isDefault: false }, T), 400, 'bad-request/system-location');
+    await T.api.post(`/locations/${x.id}/set-default`);
+    err(await T.api.put(`/locations/${sysId}`, { isDefault: false }), 400, 'bad-request/system-location');
     await expectOneDefault(T, x.id);
   });
 
@@ -446,25 +477,25 @@ describe('the default location: always exactly one', () => {
   test('deleting the default location makes the system location the default', async () => {
     const d = await create({ isDefault: true }, T);
     await expectOneDefault(T, d.id);
-    expect((await call('DELETE', `/locations/${d.id}`, undefined, T)).status).toBe(200);
+    expect((await T.api.delete(`/locations/${d.id}`)).status).toBe(200);
     await expectOneDefault(T, sysId);
   });
 
   test('set-default of an unknown or deleted location → 404 bad-request/not-found, default unchanged', async () => {
     const x = await create({ isDefault: true }, T);
     const gone = await create({}, T);
-    await call('DELETE', `/locations/${gone.id}`, undefined, T);
-    err(await call('POST', `/locations/${gone.id}/set-default`, undefined, T), 404, 'bad-request/not-found');
-    err(await call('POST', '/locations/loc_nope/set-default', undefined, T), 404, 'bad-request/not-found');
-    err(await call('POST', '/locations/%20/set-default', undefined, T), 404, 'bad-request/not-found');
+    await T.api.delete(`/locations/${gone.id}`);
+    err(await T.api.post(`/locations/${gone.id}/set-default`), 404, 'bad-request/not-found');
+    err(await T.api.post('/locations/loc_nope/set-default'), 404, 'bad-request/not-found');
+    err(await T.api.post('/locations/%20/set-default'), 404, 'bad-request/not-found');
     await expectOneDefault(T, x.id);
   });
 
   test('concurrent set-defaults (and a delete) leave exactly one default', async () => {
     const many = await Promise.all(Array.from({ length: 6 }, () => create({}, T)));
     const results = await Promise.all([
-      ...many.map((l) => call('POST', `/locations/${l.id}/set-default`, undefined, T)),
-      call('DELETE', `/locations/${many[0].id}`, undefined, T),
+      ...many.map((l) => T.api.post(`/locations/${l.id}/set-default`)),
+      T.api.delete(`/locations/${many[0].id}`),
     ]);
     for (const r of results.slice(1)) expect(r.status).toBe(200);
     expect([200, 404]).toContain(results[0].status);
@@ -478,26 +509,26 @@ describe('the default location: always exactly one', () => {
 describe('DELETE /locations/{id}', () => {
   test('200 {success, message}; then 404 everywhere; its zones go with it', async () => {
     const loc = await create();
-    expect(
-      (await call('POST', `/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status,
-    ).toBe(201);
-    const res = await call('DELETE', `/locations/${loc.id}`);
+    expect((await A.api.post(`/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status).toBe(
+      201,
+    );
+    const res = await A.api.delete(`/locations/${loc.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, message: expect.stringContaining(loc.id) });
-    err(await call('GET', `/locations/${loc.id}`), 404, 'not-found');
-    err(await call('DELETE', `/locations/${loc.id}`), 404, 'bad-request/not-found');
-    err(await call('GET', `/locations/${loc.id}/zones`), 404, 'bad-request/not-found');
+    err(await A.api.get(`/locations/${loc.id}`), 404, 'not-found');
+    err(await A.api.delete(`/locations/${loc.id}`), 404, 'bad-request/not-found');
+    err(await A.api.get(`/locations/${loc.id}/zones`), 404, 'bad-request/not-found');
     expect((await storedZones(A)).filter((z) => z.locationId === loc.id)).toEqual([]);
   });
 
   test('the system location cannot be deleted; an unknown id is 404 bad-request/not-found', async () => {
     const sysId = systemLocationId(A.tenantId);
-    await call('GET', '/locations');
+    await A.api.get('/locations');
     const before = await storedLocations(A);
-    err(await call('DELETE', `/locations/${sysId}`), 400, 'bad-request/system-location');
-    err(await call('DELETE', '/locations/loc_nope'), 404, 'bad-request/not-found');
+    err(await A.api.delete(`/locations/${sysId}`), 400, 'bad-request/system-location');
+    err(await A.api.delete('/locations/loc_nope'), 404, 'bad-request/not-found');
     expect(await storedLocations(A)).toEqual(before);
-    expect((await call('GET', `/locations/${sysId}`)).status).toBe(200);
+    expect((await A.api.get(`/locations/${sysId}`)).status).toBe(200);
   });
 
   test("a location that still holds stock → 400 bad-request/can't-delete naming the stock; at zero it can go", async () => {
@@ -510,45 +541,43 @@ describe('DELETE /locations/{id}', () => {
     ]);
     // stock of the same location id under another tenant does not count (and vice versa)
     const before = await storedLocations(A);
-    const res = await call('DELETE', `/locations/${loc.id}`);
+    const res = await A.api.delete(`/locations/${loc.id}`);
     err(res, 400, "bad-request/can't-delete");
     expect(res.body.message).toContain(`${P}-HELD`);
     expect(res.body.message).toMatch(/stock/);
     expect(await storedLocations(A)).toEqual(before);
     await levels.updateOne({ _id: id(`${P}-HELD`) as never }, { $set: { onHand: 0 } });
-    expect((await call('DELETE', `/locations/${loc.id}`)).status).toBe(200);
+    expect((await A.api.delete(`/locations/${loc.id}`)).status).toBe(200);
   });
 
   test("another tenant's stock at a same-named location id does not block", async () => {
     const loc = await create();
-    await deps.db
-      .collection('stock_levels')
-      .insertOne({
-        _id: `${B.tenantId}:${loc.id}:X` as never,
-        tenantId: B.tenantId,
-        sku: 'X',
-        locationId: loc.id,
-        onHand: 9,
-      });
-    expect((await call('DELETE', `/locations/${loc.id}`)).status).toBe(200);
+    await deps.db.collection('stock_levels').insertOne({
+      _id: `${B.tenantId}:${loc.id}:X` as never,
+      tenantId: B.tenantId,
+      sku: 'X',
+      locationId: loc.id,
+      onHand: 9,
+    });
+    expect((await A.api.delete(`/locations/${loc.id}`)).status).toBe(200);
   });
 
   test("a location managed by an integration → PUT 400 bad-request/can't-update, nothing changed", async () => {
     const loc = await create();
     await deps.db.collection('locations').updateOne({ _id: loc.id as never }, { $set: { managedBy: 'hdl_test' } });
-    const res = await call('PUT', `/locations/${loc.id}`, { name: 'mine now' });
+    const res = await A.api.put(`/locations/${loc.id}`, { name: 'mine now' });
     err(res, 400, "bad-request/can't-update");
     expect(res.body.message).toContain('hdl_test');
-    expect((await call('GET', `/locations/${loc.id}`)).body).toMatchObject({ name: loc.name, managedBy: 'hdl_test' });
+    expect((await A.api.get(`/locations/${loc.id}`)).body).toMatchObject({ name: loc.name, managedBy: 'hdl_test' });
   });
 
   test("a location managed by an integration → 400 bad-request/can't-delete", async () => {
     const loc = await create();
     await deps.db.collection('locations').updateOne({ _id: loc.id as never }, { $set: { managedBy: 'hdl_test' } });
-    const res = await call('DELETE', `/locations/${loc.id}`);
+    const res = await A.api.delete(`/locations/${loc.id}`);
     err(res, 400, "bad-request/can't-delete");
     expect(res.body.message).toContain('hdl_test');
-    expect((await call('GET', `/locations/${loc.id}`)).body.managedBy).toBe('hdl_test');
+    expect((await A.api.get(`/locations/${loc.id}`)).body.managedBy).toBe('hdl_test');
   });
 });
 
@@ -557,7 +586,7 @@ describe('place lookups', () => {
   let centro: any;
   let norte: any;
   beforeAll(async () => {
-    T = await deps.tenantWithKey(undefined, 'locations places');
+    T = await tenant('locations places');
     centro = await create(
       {
         name: 'Tienda Centro',
@@ -578,22 +607,20 @@ describe('place lookups', () => {
   const ids = (res: HttpResult) => res.body.locations.map((l: { id: string }) => l.id);
 
   test("search: street, city, state and name, any case, every word; only the tenant's", async () => {
-    const city = await call('GET', `/locations/places/search?q=${encodeURIComponent('querétaro')}`, undefined, T);
+    const city = await T.api.get(`/locations/places/search?q=${encodeURIComponent('querétaro')}`);
     expect(city.status).toBe(200);
     expect(Object.keys(city.body).sort()).toEqual(['locations', 'totalCount']);
     expect(city.body.totalCount).toBe(2);
     expect(ids(city)).toEqual([centro.id, norte.id]);
     expect(Object.keys(city.body.locations[0]).sort()).toEqual(LOCATION_KEYS);
-    expect(ids(await call('GET', '/locations/places/search?q=zaragoza', undefined, T))).toEqual([norte.id]);
-    expect(ids(await call('GET', '/locations/places/search?q=qro%20centro', undefined, T))).toEqual([centro.id]);
-    expect(ids(await call('GET', '/locations/places/search?q=AV.%20JU', undefined, T))).toEqual([centro.id]);
-    expect((await call('GET', '/locations/places/search?q=Monterrey', undefined, T)).body).toEqual({
+    expect(ids(await T.api.get('/locations/places/search?q=zaragoza'))).toEqual([norte.id]);
+    expect(ids(await T.api.get('/locations/places/search?q=qro%20centro'))).toEqual([centro.id]);
+    expect(ids(await T.api.get('/locations/places/search?q=AV.%20JU'))).toEqual([centro.id]);
+    expect((await T.api.get('/locations/places/search?q=Monterrey')).body).toEqual({
       locations: [],
       totalCount: 0,
     });
-    expect((await call('GET', '/locations/places/search?q=quer%C3%A9taro&limit=1', undefined, T)).body.totalCount).toBe(
-      2,
-    );
+    expect((await T.api.get('/locations/places/search?q=quer%C3%A9taro&limit=1')).body.totalCount).toBe(2);
   });
 
   test('search without q → 400 bad-request/missing-param', async () => {
@@ -602,22 +629,22 @@ describe('place lookups', () => {
       '/locations/places/search?q=',
       '/locations/places/search?q=%20%20',
     ]) {
-      const res = await call('GET', path, undefined, T);
+      const res = await T.api.get(path);
       err(res, 400, 'bad-request/missing-param');
       expect(res.body.field).toBe('q');
     }
   });
 
   test('postal code: exact match only; none → 404 bad-request/not-found', async () => {
-    const hit = await call('GET', '/locations/places/postal-code/76000', undefined, T);
+    const hit = await T.api.get('/locations/places/postal-code/76000');
     expect(hit.status).toBe(200);
     expect(hit.body.totalCount).toBe(1);
     expect(ids(hit)).toEqual([centro.id]);
-    expect(ids(await call('GET', '/locations/places/postal-code/76100', undefined, T))).toEqual([norte.id]);
-    err(await call('GET', '/locations/places/postal-code/7600', undefined, T), 404, 'bad-request/not-found');
-    err(await call('GET', '/locations/places/postal-code/76', undefined, T), 404, 'bad-request/not-found');
-    err(await call('GET', '/locations/places/postal-code/.*', undefined, T), 404, 'bad-request/not-found');
-    err(await call('GET', '/locations/places/postal-code/%20', undefined, T), 400, 'bad-request/missing-param');
+    expect(ids(await T.api.get('/locations/places/postal-code/76100'))).toEqual([norte.id]);
+    err(await T.api.get('/locations/places/postal-code/7600'), 404, 'bad-request/not-found');
+    err(await T.api.get('/locations/places/postal-code/76'), 404, 'bad-request/not-found');
+    err(await T.api.get('/locations/places/postal-code/.*'), 404, 'bad-request/not-found');
+    err(await T.api.get('/locations/places/postal-code/%20'), 400, 'bad-request/missing-param');
   });
 });
 
@@ -625,7 +652,7 @@ describe('zones', () => {
   test('create, list by code, delete; codes are case-insensitive and per location', async () => {
     const loc = await create();
     const other = await create();
-    const made = await call('POST', `/locations/${loc.id}/zones`, { code: 'b-2', name: 'Cold room', type: 'zone' });
+    const made = await A.api.post(`/locations/${loc.id}/zones`, { code: 'b-2', name: 'Cold room', type: 'zone' });
     expect(made.status).toBe(201);
     expect(made.body).toEqual({
       locationId: loc.id,
@@ -635,42 +662,42 @@ describe('zones', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
+    expect((await A.api.post(`/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status).toBe(
+      201,
+    );
     expect(
-      (await call('POST', `/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status,
-    ).toBe(201);
-    expect(
-      (await call('POST', `/locations/${other.id}/zones`, { code: 'A1', name: 'Aisle 1 elsewhere', type: 'zone' }))
+      (await A.api.post(`/locations/${other.id}/zones`, { code: 'A1', name: 'Aisle 1 elsewhere', type: 'zone' }))
         .status,
     ).toBe(201);
-    const dup = await call('POST', `/locations/${loc.id}/zones`, { code: 'B-2', name: 'Again', type: 'zone' });
+    const dup = await A.api.post(`/locations/${loc.id}/zones`, { code: 'B-2', name: 'Again', type: 'zone' });
     err(dup, 400, 'bad-request/duplicate-code');
     expect(dup.body.field).toBe('code');
     err(
-      await call('POST', `/locations/${loc.id}/zones`, { code: 'a1', name: 'Lower case', type: 'zone' }),
+      await A.api.post(`/locations/${loc.id}/zones`, { code: 'a1', name: 'Lower case', type: 'zone' }),
       400,
       'bad-request/duplicate-code',
     );
-    const list = await call('GET', `/locations/${loc.id}/zones`);
+    const list = await A.api.get(`/locations/${loc.id}/zones`);
     expect(list.status).toBe(200);
     expect(list.body.totalCount).toBe(2);
     expect(list.body.zones.map((z: { code: string; name: string }) => [z.code, z.name])).toEqual([
       ['A1', 'Aisle 1'],
       ['B-2', 'Cold room'],
     ]);
-    const del = await call('DELETE', `/locations/${loc.id}/zones/b-2`);
+    const del = await A.api.delete(`/locations/${loc.id}/zones/b-2`);
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ success: true, message: expect.stringContaining('B-2') });
-    err(await call('DELETE', `/locations/${loc.id}/zones/B-2`), 404, 'bad-request/not-found');
-    expect((await call('GET', `/locations/${loc.id}/zones`)).body.zones.map((z: { code: string }) => z.code)).toEqual([
+    err(await A.api.delete(`/locations/${loc.id}/zones/B-2`), 404, 'bad-request/not-found');
+    expect((await A.api.get(`/locations/${loc.id}/zones`)).body.zones.map((z: { code: string }) => z.code)).toEqual([
       'A1',
     ]);
     expect(
-      (await call('POST', `/locations/${loc.id}/zones`, { code: 'B-2', name: 'Reused after delete', type: 'zone' }))
+      (await A.api.post(`/locations/${loc.id}/zones`, { code: 'B-2', name: 'Reused after delete', type: 'zone' }))
         .status,
     ).toBe(201);
-    expect((await call('GET', `/locations/${other.id}/zones`)).body.zones.map((z: { name: string }) => z.name)).toEqual(
-      ['Aisle 1 elsewhere'],
-    );
+    expect((await A.api.get(`/locations/${other.id}/zones`)).body.zones.map((z: { name: string }) => z.name)).toEqual([
+      'Aisle 1 elsewhere',
+    ]);
   });
 
   test.each([
@@ -685,7 +712,7 @@ describe('zones', () => {
     ['unknown field', { code: 'Z1', name: 'n', type: 'zone', capacity: 3 }, 'bad-request', 'capacity'],
   ])('invalid zone: %s → 400, nothing stored', async (_n, body, code, field) => {
     const loc = await create();
-    const res = await call('POST', `/locations/${loc.id}/zones`, body);
+    const res = await A.api.post(`/locations/${loc.id}/zones`, body);
     err(res, 400, code);
     expect(res.body.field).toBe(field);
     expect(await storedZones(A).then((zs) => zs.filter((z) => z.locationId === loc.id))).toEqual([]);
@@ -694,12 +721,12 @@ describe('zones', () => {
   test('an unknown location → 404 bad-request/not-found on every zone route, nothing stored', async () => {
     const before = await storedZones(A);
     err(
-      await call('POST', '/locations/loc_nope/zones', { code: 'Z1', name: 'n', type: 'zone' }),
+      await A.api.post('/locations/loc_nope/zones', { code: 'Z1', name: 'n', type: 'zone' }),
       404,
       'bad-request/not-found',
     );
-    err(await call('GET', '/locations/loc_nope/zones'), 404, 'bad-request/not-found');
-    err(await call('DELETE', '/locations/loc_nope/zones/Z1'), 404, 'bad-request/not-found');
+    err(await A.api.get('/locations/loc_nope/zones'), 404, 'bad-request/not-found');
+    err(await A.api.delete('/locations/loc_nope/zones/Z1'), 404, 'bad-request/not-found');
     expect(await storedZones(A)).toEqual(before);
   });
 
@@ -707,12 +734,12 @@ describe('zones', () => {
     const loc = await create();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        call('POST', `/locations/${loc.id}/zones`, { code: 'RACE', name: `try ${i}`, type: 'zone' }),
+        A.api.post(`/locations/${loc.id}/zones`, { code: 'RACE', name: `try ${i}`, type: 'zone' }),
       ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     for (const r of results.filter((r) => r.status !== 201)) err(r, 400, 'bad-request/duplicate-code');
-    const zones = (await call('GET', `/locations/${loc.id}/zones`)).body.zones;
+    const zones = (await A.api.get(`/locations/${loc.id}/zones`)).body.zones;
     expect(zones).toHaveLength(1);
     expect(zones[0].name).toBe(results.find((r) => r.status === 201)!.body.name);
   });
@@ -721,34 +748,32 @@ describe('zones', () => {
 describe('tenant isolation', () => {
   test("another tenant's location is 404 on every route, and nothing of it changes", async () => {
     const loc = await create({ address: { city: 'Mérida', postalCode: '97000' } });
-    expect((await call('POST', `/locations/${loc.id}/zones`, { code: 'Z1', name: 'z', type: 'zone' })).status).toBe(
-      201,
-    );
+    expect((await A.api.post(`/locations/${loc.id}/zones`, { code: 'Z1', name: 'z', type: 'zone' })).status).toBe(201);
     const beforeLocations = await storedLocations(A);
     const beforeZones = await storedZones(A);
-    err(await call('GET', `/locations/${loc.id}`, undefined, B), 404, 'not-found');
-    err(await call('PUT', `/locations/${loc.id}`, { name: 'stolen' }, B), 404, 'bad-request/not-found');
-    err(await call('PUT', `/locations/${loc.id}`, { isDefault: true }, B), 404, 'bad-request/not-found');
-    err(await call('POST', `/locations/${loc.id}/set-default`, undefined, B), 404, 'bad-request/not-found');
-    err(await call('DELETE', `/locations/${loc.id}`, undefined, B), 404, 'bad-request/not-found');
-    err(await call('GET', `/locations/${loc.id}/zones`, undefined, B), 404, 'bad-request/not-found');
+    err(await B.api.get(`/locations/${loc.id}`), 404, 'not-found');
+    err(await B.api.put(`/locations/${loc.id}`, { name: 'stolen' }), 404, 'bad-request/not-found');
+    err(await B.api.put(`/locations/${loc.id}`, { isDefault: true }), 404, 'bad-request/not-found');
+    err(await B.api.post(`/locations/${loc.id}/set-default`), 404, 'bad-request/not-found');
+    err(await B.api.delete(`/locations/${loc.id}`), 404, 'bad-request/not-found');
+    err(await B.api.get(`/locations/${loc.id}/zones`), 404, 'bad-request/not-found');
     err(
-      await call('POST', `/locations/${loc.id}/zones`, { code: 'Z2', name: 'z', type: 'zone' }, B),
+      await B.api.post(`/locations/${loc.id}/zones`, { code: 'Z2', name: 'z', type: 'zone' }),
       404,
       'bad-request/not-found',
     );
-    err(await call('DELETE', `/locations/${loc.id}/zones/Z1`, undefined, B), 404, 'bad-request/not-found');
-    err(await call('GET', '/locations/places/postal-code/97000', undefined, B), 404, 'bad-request/not-found');
-    expect((await call('GET', '/locations/places/search?q=M%C3%A9rida', undefined, B)).body).toEqual({
+    err(await B.api.delete(`/locations/${loc.id}/zones/Z1`), 404, 'bad-request/not-found');
+    err(await B.api.get('/locations/places/postal-code/97000'), 404, 'bad-request/not-found');
+    expect((await B.api.get('/locations/places/search?q=M%C3%A9rida')).body).toEqual({
       locations: [],
       totalCount: 0,
     });
     // A's system location, addressed by B
     const sysA = systemLocationId(A.tenantId);
-    err(await call('GET', `/locations/${sysA}`, undefined, B), 404, 'not-found');
-    err(await call('PUT', `/locations/${sysA}`, { isDefault: false }, B), 404, 'bad-request/not-found');
-    err(await call('DELETE', `/locations/${sysA}`, undefined, B), 404, 'bad-request/not-found');
-    err(await call('POST', `/locations/${sysA}/set-default`, undefined, B), 404, 'bad-request/not-found');
+    err(await B.api.get(`/locations/${sysA}`), 404, 'not-found');
+    err(await B.api.put(`/locations/${sysA}`, { isDefault: false }), 404, 'bad-request/not-found');
+    err(await B.api.delete(`/locations/${sysA}`), 404, 'bad-request/not-found');
+    err(await B.api.post(`/locations/${sysA}/set-default`), 404, 'bad-request/not-found');
     const listB = await allOf(B);
     expect(listB.map((l) => l.id)).not.toContain(loc.id);
     expect(listB.map((l) => l.id)).not.toContain(sysA);
@@ -777,10 +802,10 @@ describe('auth', () => {
   test('no key or an unknown key → 401 bad-request/missing-tenant on every route', async () => {
     const loc = await create();
     for (const [method, path, body] of routes) {
-      const res = await http(apiUrl, method, path(loc.id), { body });
+      const res = await anonymous.request(method, path(loc.id), { body });
       err(res, 401, 'bad-request/missing-tenant');
       err(
-        await http(apiUrl, method, path(loc.id), { body, key: 'bok_thisKeyWasNeverIssuedToAnyoneAtAll_123' }),
+        await anonymous.as('bok_thisKeyWasNeverIssuedToAnyoneAtAll_123').request(method, path(loc.id), { body }),
         401,
         'bad-request/missing-tenant',
       );
@@ -796,7 +821,7 @@ describe('auth', () => {
         (s) => s !== scope,
       );
       const lacking = await deps.tenancy.issueKey(A.tenantId, others as never);
-      const res = await http(apiUrl, method, path(loc.id), { body, key: lacking.key });
+      const res = await A.api.as(lacking.key).request(method, path(loc.id), { body });
       err(res, 403, 'auth:permission_denied');
       expect(res.body.message).toContain(scope);
     }
@@ -809,9 +834,9 @@ describe('auth', () => {
       if (path('') === '/locations' && method === 'PUT') continue; // always 400 missing-id
       const loc = await create({ address: { postalCode: '76000' } });
       if (path('') === '/locations//zones/Q1')
-        await call('POST', `/locations/${loc.id}/zones`, { code: 'Q1', name: 'q', type: 'zone' });
+        await A.api.post(`/locations/${loc.id}/zones`, { code: 'Q1', name: 'q', type: 'zone' });
       const only = await deps.tenancy.issueKey(A.tenantId, [scope] as never);
-      const res = await http(apiUrl, method, path(loc.id), { body, key: only.key });
+      const res = await A.api.as(only.key).request(method, path(loc.id), { body });
       expect({ method, path: path(':id'), status: res.status }).toEqual({
         method,
         path: path(':id'),
@@ -822,7 +847,7 @@ describe('auth', () => {
 });
 
 test('every route is in /openapi.json with a summary and its scopes', async () => {
-  const doc = (await http(apiUrl, 'GET', '/openapi.json')).body;
+  const doc = (await anonymous.get('/openapi.json')).body;
   const expected: [string, string, string][] = [
     ['/locations', 'post', 'locations:create'],
     ['/locations', 'get', 'locations:read'],

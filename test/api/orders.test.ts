@@ -1,10 +1,11 @@
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
+import { ApiClient } from '../helpers/client';
+import { TestDeps } from '../helpers/stack';
 import { NAMED_MOVES, NEXT, ORDER_STATES, type OrderState } from '../../shared/orders/lifecycle';
 
 /** Orders through HTTP on the real API process: create, read, partial updates, comments, activity log, lifecycle. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
+let api: ApiClient;
 let key: string;
 let keyId: string;
 let n = 0;
@@ -21,6 +22,7 @@ beforeAll(async () => {
   ]);
   key = issued.key;
   keyId = issued.keyId;
+  api = new ApiClient(key);
   const products = [
     {
       sku: `${P}-TEE`,
@@ -30,7 +32,7 @@ beforeAll(async () => {
     },
     { sku: `${P}-GIFT`, title: { value: 'Gift card' }, price: 50, taxable: false, productType: 'digital' },
   ];
-  for (const body of products) expect((await http(apiUrl, 'POST', '/products', { key, body })).status).toBe(201);
+  for (const body of products) expect((await api.post('/products', body)).status).toBe(201);
 });
 afterAll(() => deps.close());
 
@@ -44,7 +46,7 @@ const orderBody = (o: Record<string, unknown> = {}) => ({
 });
 
 async function createOrder(o: Record<string, unknown> = {}) {
-  const res = await http(apiUrl, 'POST', '/orders', { key, body: orderBody(o) });
+  const res = await api.post('/orders', orderBody(o));
   expect(res.status).toBe(201);
   return res.body.data;
 }
@@ -63,14 +65,13 @@ async function orderIn(state: OrderState) {
     cancelled: ['cancelled'],
   };
   for (const status of path[state]) {
-    const res = await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status, reason: 'test' } });
+    const res = await api.put(`/orders/${order._id}/status`, { status, reason: 'test' });
     expect(res.status).toBe(200);
   }
   return order;
 }
 
-const activity = async (id: string) =>
-  (await http(apiUrl, 'GET', `/orders/${id}/activity-log?limit=200`, { key })).body.data as any[];
+const activity = async (id: string) => (await api.get(`/orders/${id}/activity-log?limit=200`)).body.data as any[];
 
 describe('create and read', () => {
   test('prices come from the catalog (product or variant) or the line; tax is the tenant rate on taxable lines', async () => {
@@ -96,16 +97,16 @@ describe('create and read', () => {
       prepare: `/orders/${order._id}/prepare`,
       cancel: `/orders/${order._id}/cancel`,
     });
-    const read = await http(apiUrl, 'GET', `/orders/${order._id}`, { key });
+    const read = await api.get(`/orders/${order._id}`);
     expect(read.body).toEqual({ data: order });
   });
 
   test('a repeated externalId is 409, so a retried create cannot make a second order', async () => {
     const body = orderBody();
-    expect((await http(apiUrl, 'POST', '/orders', { key, body })).status).toBe(201);
-    const again = await http(apiUrl, 'POST', '/orders', { key, body });
+    expect((await api.post('/orders', body)).status).toBe(201);
+    const again = await api.post('/orders', body);
     expectError(again, 409, 'orders:duplicate_external_id', 'orders');
-    const list = await http(apiUrl, 'GET', `/orders?externalId=${body.externalId}`, { key });
+    const list = await api.get(`/orders?externalId=${body.externalId}`);
     expect(list.body.meta.total).toBe(1);
   });
 
@@ -120,69 +121,61 @@ describe('create and read', () => {
     ['status sent', { orderStatus: 'accepted' }],
   ])('invalid create: %s → 400, nothing stored', async (_name, o) => {
     const body = orderBody(o);
-    expectError(await http(apiUrl, 'POST', '/orders', { key, body }), 400, 'validation:invalid_input', 'orders');
+    expectError(await api.post('/orders', body), 400, 'validation:invalid_input', 'orders');
     expect(await deps.db.collection('orders').countDocuments({ externalId: body.externalId })).toBe(0);
   });
 
   test('list: filters, newest first, meta', async () => {
     const a = await orderIn('accepted');
     const b = await createOrder();
-    const accepted = await http(apiUrl, 'GET', '/orders?status=accepted&limit=200', { key });
+    const accepted = await api.get('/orders?status=accepted&limit=200');
     expect(accepted.body.data.map((o: { _id: string }) => o._id)).toContain(a._id);
     expect(accepted.body.data.every((o: { orderStatus: string }) => o.orderStatus === 'accepted')).toBe(true);
-    const byExt = await http(apiUrl, 'GET', `/orders?externalId=${b.externalId}`, { key });
+    const byExt = await api.get(`/orders?externalId=${b.externalId}`);
     expect(byExt.body).toEqual({ data: [b], meta: { page: 1, limit: 50, total: 1 } });
-    const future = await http(
-      apiUrl,
-      'GET',
-      `/orders?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
-      { key },
-    );
+    const future = await api.get(`/orders?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
     expect(future.body.data).toEqual([]);
-    const page = await http(apiUrl, 'GET', '/orders?limit=1&page=1', { key });
+    const page = await api.get('/orders?limit=1&page=1');
     expect(page.body.data).toHaveLength(1);
     expect(page.body.meta.total).toBeGreaterThanOrEqual(2);
-    expectError(await http(apiUrl, 'GET', '/orders?status=lost', { key }), 400, 'validation:invalid_input', 'orders');
+    expectError(await api.get('/orders?status=lost'), 400, 'validation:invalid_input', 'orders');
+  });
+
+  test('page or limit beyond any finite number → 400 on both lists', async () => {
+    const order = await createOrder();
+    for (const path of ['/orders', `/orders/${order._id}/activity-log`]) {
+      for (const query of [{ page: '1e309' }, { limit: '1e309' }, { page: '-1e309' }]) {
+        const res = await api.get(path, { query });
+        expectError(res, 400, 'validation:invalid_input', 'orders');
+        expect({ path, query, message: res.body.error.message }).toEqual({
+          path,
+          query,
+          message: expect.stringContaining(Object.keys(query)[0]),
+        });
+      }
+    }
   });
 
   test("not found, including another tenant's order and a malformed id", async () => {
     const order = await createOrder();
     const other = await deps.tenantWithKey();
+    expectError(await api.as(other.key).get(`/orders/${order._id}`), 404, 'orders:not_found', 'orders');
+    expectError(await api.as(other.key).put(`/orders/${order._id}`, { notes: 'x' }), 404, 'orders:not_found', 'orders');
     expectError(
-      await http(apiUrl, 'GET', `/orders/${order._id}`, { key: other.key }),
+      await api.as(other.key).post(`/orders/${order._id}/comments`, { comment: 'x' }),
       404,
       'orders:not_found',
       'orders',
     );
-    expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}`, { key: other.key, body: { notes: 'x' } }),
-      404,
-      'orders:not_found',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: other.key, body: { comment: 'x' } }),
-      404,
-      'orders:not_found',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/accept`, { key: other.key }),
-      404,
-      'orders:not_found',
-      'orders',
-    );
-    expectError(await http(apiUrl, 'GET', '/orders/xyz', { key }), 404, 'orders:not_found', 'orders');
+    expectError(await api.as(other.key).post(`/orders/${order._id}/accept`), 404, 'orders:not_found', 'orders');
+    expectError(await api.get('/orders/xyz'), 404, 'orders:not_found', 'orders');
   });
 });
 
 describe('PUT /orders/{orderId}', () => {
   test('partial: only the properties sent change; the response carries them, plus _id, externalId, orderStatus, updatedAt, _links', async () => {
     const order = await createOrder();
-    const res = await http(apiUrl, 'PUT', `/orders/${order._id}`, {
-      key,
-      body: { notes: 'ring twice', customerInfo: { phone: '+52 55 0000' } },
-    });
+    const res = await api.put(`/orders/${order._id}`, { notes: 'ring twice', customerInfo: { phone: '+52 55 0000' } });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.data).sort()).toEqual([
       '_id',
@@ -205,7 +198,7 @@ describe('PUT /orders/{orderId}', () => {
         cancel: `/orders/${order._id}/cancel`,
       },
     });
-    const read = (await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data;
+    const read = (await api.get(`/orders/${order._id}`)).body.data;
     expect(read).toEqual({
       ...order,
       notes: 'ring twice',
@@ -227,12 +220,12 @@ describe('PUT /orders/{orderId}', () => {
         _id: 'abc',
         updatedAt: new Date().toISOString(),
       }[field];
-      const res = await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body: { notes: 'sneaky', [field]: value } });
+      const res = await api.put(`/orders/${order._id}`, { notes: 'sneaky', [field]: value });
       expectError(res, 400, 'validation:invalid_input', 'orders');
       expect(res.body.error.message).toContain(field);
       if (['orderStatus', 'subtotal', 'tax', 'total'].includes(field))
         expect(res.body.error.message).toContain('/orders/{orderId}/transition');
-      expect((await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data).toEqual(order);
+      expect((await api.get(`/orders/${order._id}`)).body.data).toEqual(order);
     },
   );
 
@@ -244,18 +237,27 @@ describe('PUT /orders/{orderId}', () => {
       { shippingAddress: { country: 'Mexico' } },
       { customerInfo: { name: '' } },
     ]) {
-      expectError(
-        await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body }),
-        400,
-        'validation:invalid_input',
-        'orders',
-      );
+      expectError(await api.put(`/orders/${order._id}`, body), 400, 'validation:invalid_input', 'orders');
     }
+  });
+
+  test("externalId changed to another order's: 409 orders:duplicate_external_id, and neither order changes", async () => {
+    const taken = await createOrder();
+    const order = await createOrder();
+    const res = await api.put(`/orders/${order._id}`, { externalId: taken.externalId, notes: 'moved' });
+    expectError(res, 409, 'orders:duplicate_external_id', 'orders');
+    expect(res.body.error.message).toContain(taken.externalId);
+    expect((await api.get(`/orders/${order._id}`)).body.data).toEqual(order);
+    expect((await api.get(`/orders/${taken._id}`)).body.data).toEqual(taken);
+    expect((await activity(order._id)).map((e) => e.type)).toEqual(['created']);
+    // its own externalId again is no conflict
+    const same = await api.put(`/orders/${order._id}`, { externalId: order.externalId });
+    expect(same.status).toBe(200);
   });
 
   test('customer update replaces customerInfo; name required; _links self only', async () => {
     const order = await createOrder();
-    const res = await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: 'Luis', phone: '1' } });
+    const res = await api.put(`/orders/${order._id}/customer`, { name: 'Luis', phone: '1' });
     expect(res.body).toEqual({
       data: {
         _id: order._id,
@@ -266,13 +268,13 @@ describe('PUT /orders/{orderId}', () => {
       },
     });
     expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { phone: '2' } }),
+      await api.put(`/orders/${order._id}/customer`, { phone: '2' }),
       400,
       'validation:invalid_input',
       'orders',
     );
     expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: '' } }),
+      await api.put(`/orders/${order._id}/customer`, { name: '' }),
       400,
       'validation:invalid_input',
       'orders',
@@ -283,15 +285,12 @@ describe('PUT /orders/{orderId}', () => {
 describe('comments and activity log', () => {
   test('comments are append-only events that survive every update and move; the log is in time order with actors', async () => {
     const order = await createOrder();
-    const c = await http(apiUrl, 'POST', `/orders/${order._id}/comments`, {
-      key,
-      body: { comment: 'customer called' },
-    });
+    const c = await api.post(`/orders/${order._id}/comments`, { comment: 'customer called' });
     expect(c.body).toEqual({ data: { success: true, orderId: order._id } });
-    await http(apiUrl, 'PUT', `/orders/${order._id}`, { key, body: { notes: 'new notes' } });
-    await http(apiUrl, 'POST', `/orders/${order._id}/accept`, { key });
-    await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: 'packed' } });
-    await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key, body: { name: 'Ana' } });
+    await api.put(`/orders/${order._id}`, { notes: 'new notes' });
+    await api.post(`/orders/${order._id}/accept`);
+    await api.post(`/orders/${order._id}/comments`, { comment: 'packed' });
+    await api.put(`/orders/${order._id}/customer`, { name: 'Ana' });
     const log = await activity(order._id);
     expect(log.map((e) => e.type)).toEqual([
       'created',
@@ -306,7 +305,7 @@ describe('comments and activity log', () => {
     expect(log[3].details).toMatchObject({ from: 'pending', to: 'accepted', via: 'accept' });
     const times = log.map((e) => Date.parse(e.timestamp));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
-    const page2 = await http(apiUrl, 'GET', `/orders/${order._id}/activity-log?limit=4&page=2`, { key });
+    const page2 = await api.get(`/orders/${order._id}/activity-log?limit=4&page=2`);
     expect(page2.body).toEqual({ data: log.slice(4), meta: { page: 2, limit: 4, total: 6 } });
   });
 
@@ -315,23 +314,18 @@ describe('comments and activity log', () => {
     for (let i = 0; i < 3; i++) {
       expect(
         (
-          await http(apiUrl, 'POST', `/orders/${order._id}/comments`, {
-            key,
-            body: { comment: 'once' },
-            headers: { 'idempotency-key': 'k-1' },
-          })
+          await api.post(
+            `/orders/${order._id}/comments`,
+            { comment: 'once' },
+            { headers: { 'idempotency-key': 'k-1' } },
+          )
         ).status,
       ).toBe(200);
     }
     expect((await activity(order._id)).filter((e) => e.type === 'comment')).toHaveLength(1);
+    expectError(await api.post(`/orders/${order._id}/comments`, {}), 400, 'validation:invalid_input', 'orders');
     expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: {} }),
-      400,
-      'validation:invalid_input',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key, body: { comment: '' } }),
+      await api.post(`/orders/${order._id}/comments`, { comment: '' }),
       400,
       'validation:invalid_input',
       'orders',
@@ -345,17 +339,17 @@ describe('lifecycle', () => {
     ...Object.entries(NAMED_MOVES).map(([name, to]) => ({
       name,
       to,
-      send: (id: string) => http(apiUrl, 'POST', `/orders/${id}/${name}`, { key, body: { reason: 'r' } }),
+      send: (id: string) => api.post(`/orders/${id}/${name}`, { reason: 'r' }),
     })),
     ...ORDER_STATES.map((to) => ({
       name: `status→${to}`,
       to,
-      send: (id: string) => http(apiUrl, 'PUT', `/orders/${id}/status`, { key, body: { status: to, reason: 'r' } }),
+      send: (id: string) => api.put(`/orders/${id}/status`, { status: to, reason: 'r' }),
     })),
     ...ORDER_STATES.map((to) => ({
       name: `transition→${to}`,
       to,
-      send: (id: string) => http(apiUrl, 'POST', `/orders/${id}/transition`, { key, body: { to, reason: 'r' } }),
+      send: (id: string) => api.post(`/orders/${id}/transition`, { to, reason: 'r' }),
     })),
   ];
 
@@ -379,7 +373,7 @@ describe('lifecycle', () => {
           });
           expect(res.body.error.message).toContain(`is ${from}`);
           expect(after.filter((e) => e.type === 'status_changed')).toHaveLength(before);
-          expect((await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data.orderStatus).toBe(from);
+          expect((await api.get(`/orders/${order._id}`)).body.data.orderStatus).toBe(from);
         }
       }),
     );
@@ -387,23 +381,18 @@ describe('lifecycle', () => {
 
   test('reject and cancel need a reason, stored in the audit event', async () => {
     const order = await createOrder();
+    expectError(await api.post(`/orders/${order._id}/reject`), 400, 'validation:invalid_input', 'orders');
     expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/reject`, { key }),
+      await api.put(`/orders/${order._id}/status`, { status: 'cancelled' }),
       400,
       'validation:invalid_input',
       'orders',
     );
-    expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status: 'cancelled' } }),
-      400,
-      'validation:invalid_input',
-      'orders',
-    );
-    await http(apiUrl, 'POST', `/orders/${order._id}/cancel`, { key, body: { reason: 'out of stock' } });
+    await api.post(`/orders/${order._id}/cancel`, { reason: 'out of stock' });
     const ev = (await activity(order._id)).find((e) => e.type === 'status_changed');
     expect(ev.details).toEqual({ from: 'pending', to: 'cancelled', via: 'cancel', reason: 'out of stock' });
     expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}/status`, { key, body: { status: 'lost' } }),
+      await api.put(`/orders/${order._id}/status`, { status: 'lost' }),
       400,
       'validation:invalid_input',
       'orders',
@@ -415,8 +404,8 @@ describe('lifecycle', () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         i % 2 === 0
-          ? http(apiUrl, 'POST', `/orders/${order._id}/accept`, { key })
-          : http(apiUrl, 'POST', `/orders/${order._id}/reject`, { key, body: { reason: 'no' } }),
+          ? api.post(`/orders/${order._id}/accept`)
+          : api.post(`/orders/${order._id}/reject`, { reason: 'no' }),
       ),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
@@ -424,7 +413,7 @@ describe('lifecycle', () => {
     const events = (await activity(order._id)).filter((e) => e.type === 'status_changed');
     expect(events).toHaveLength(1);
     const winner = results.find((r) => r.status === 200)!.body.data.orderStatus;
-    expect((await http(apiUrl, 'GET', `/orders/${order._id}`, { key })).body.data.orderStatus).toBe(winner);
+    expect((await api.get(`/orders/${order._id}`)).body.data.orderStatus).toBe(winner);
   });
 });
 
@@ -434,53 +423,30 @@ describe('auth', () => {
     const tenantId = (await deps.db.collection('api_keys').findOne({ _id: keyId as never }))!.tenantId;
     const noRead = (await deps.tenancy.issueKey(tenantId, ['orders:update'])).key;
     const noUpdate = (await deps.tenancy.issueKey(tenantId, ['orders:read'])).key;
+    expectError(await api.as(noRead).get(`/orders/${order._id}`), 403, 'auth:permission_denied', 'orders');
+    expectError(await api.as(noRead).get(`/orders/${order._id}/activity-log`), 403, 'auth:permission_denied', 'orders');
     expectError(
-      await http(apiUrl, 'GET', `/orders/${order._id}`, { key: noRead }),
+      await api.as(noUpdate).put(`/orders/${order._id}`, { notes: 'x' }),
       403,
       'auth:permission_denied',
       'orders',
     );
     expectError(
-      await http(apiUrl, 'GET', `/orders/${order._id}/activity-log`, { key: noRead }),
+      await api.as(noUpdate).put(`/orders/${order._id}/customer`, { name: 'x' }),
       403,
       'auth:permission_denied',
       'orders',
     );
     expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}`, { key: noUpdate, body: { notes: 'x' } }),
+      await api.as(noUpdate).post(`/orders/${order._id}/comments`, { comment: 'x' }),
       403,
       'auth:permission_denied',
       'orders',
     );
+    expectError(await api.as(noUpdate).post('/orders', orderBody()), 403, 'auth:permission_denied', 'orders');
+    expectError(await api.as(null).put(`/orders/${order._id}`, { notes: 'x' }), 401, 'auth:invalid_token', 'orders');
     expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}/customer`, { key: noUpdate, body: { name: 'x' } }),
-      403,
-      'auth:permission_denied',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, { key: noUpdate, body: { comment: 'x' } }),
-      403,
-      'auth:permission_denied',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/orders', { key: noUpdate, body: orderBody() }),
-      403,
-      'auth:permission_denied',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'PUT', `/orders/${order._id}`, { body: { notes: 'x' } }),
-      401,
-      'auth:invalid_token',
-      'orders',
-    );
-    expectError(
-      await http(apiUrl, 'POST', `/orders/${order._id}/comments`, {
-        key: 'bok_revokedOrUnknownKeyxxxxxxxxxxx',
-        body: { comment: 'x' },
-      }),
+      await api.as('bok_revokedOrUnknownKeyxxxxxxxxxxx').post(`/orders/${order._id}/comments`, { comment: 'x' }),
       401,
       'auth:invalid_token',
       'orders',
