@@ -1,15 +1,20 @@
-import { defineRoutes } from '../route';
+import { defineRoutes, type InputRule } from '../route';
 import { tenantOf, type AppContext } from '../context';
 import {
   ADJUSTMENT_REASONS,
   ADJUSTMENT_STATUSES,
   Adjustments,
-  parseCreateAdjustment,
-  parseRejection,
   presentAdjustment,
   type AdjustmentQuery,
+  type CreateAdjustmentInput,
 } from '../../shared/inventory/adjustments';
-import { PAGE_PARAM, type JsonSchema } from '../../shared/validation';
+import {
+  ABSENT,
+  createAdjustmentBody,
+  quantityMessage,
+  rejectAdjustmentBody,
+} from '../../shared/inventory/input-schemas';
+import { limitParam, PAGE_PARAM } from '../../shared/paging';
 
 const read = { scopes: ['inventory:read' as const] };
 const adjust = { scopes: ['inventory:adjust' as const] };
@@ -22,26 +27,15 @@ function service(ctx: AppContext): Adjustments {
 const adjustmentShape =
   '`{id, locationId, sku, currentQuantity, newQuantity, difference, reason, notes, reference, status, createdBy, createdAt, updatedAt, approvedBy, approvedAt, rejectedBy, rejectedAt, rejectionReason, applied, movementId, appliedDelta, quantityAfter}`';
 
-const createBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['locationId', 'sku', 'newQuantity', 'reason'],
-  properties: {
-    locationId: { type: 'string', maxLength: 100 },
-    sku: { type: 'string', maxLength: 100, description: 'a product or variant SKU of the tenant (case-insensitive)' },
-    newQuantity: {
-      type: 'integer',
-      minimum: 0,
-      maximum: 1_000_000_000,
-      description: 'the balance the adjustment sets when approved',
-    },
-    reason: {
-      type: 'string',
-      enum: [...ADJUSTMENT_REASONS],
-      description: "'sale' is reserved for automatic decrements and refused",
-    },
-    notes: { type: 'string', maxLength: 5000 },
-  },
+const missingBody = {
+  code: 'bad-request/missing-body',
+  message: 'A JSON body {locationId, sku, newQuantity, reason, notes?} is required',
+};
+
+const unknownField: InputRule = {
+  keyword: 'additionalProperties',
+  code: 'bad-request',
+  message: (f) => `Unknown field ${f.field}; accepted: locationId, sku, newQuantity, reason, notes`,
 };
 
 export const adjustmentRoutes = defineRoutes([
@@ -54,9 +48,34 @@ export const adjustmentRoutes = defineRoutes([
       'Checked in this order: body (bad-request/missing-body), locationId, sku, newQuantity, reason present (bad-request/missing-location | missing-sku | missing-quantity | missing-reason), newQuantity a whole number ≥ 0 (bad-request/invalid-stock), reason one of the 11 (bad-request/invalid-reason), the SKU (404 not-found), the location (404 not-found/location), no integration managing them (403 forbidden/inventory-handler).',
     tags: ['inventory'],
     auth: adjust,
-    body: createBody,
-    bodyRequired: false,
-    bodyValidation: 'handler',
+    body: createAdjustmentBody,
+    invalid: {
+      missingBody,
+      // in the spec's order: the missing fields first, then an unknown one, then each value
+      rules: [
+        {
+          field: 'locationId',
+          keyword: ABSENT,
+          code: 'bad-request/missing-location',
+          message: 'locationId is required',
+        },
+        { field: 'sku', keyword: ABSENT, code: 'bad-request/missing-sku', message: 'sku is required' },
+        {
+          field: 'newQuantity',
+          keyword: ['required', 'not'],
+          code: 'bad-request/missing-quantity',
+          message: 'newQuantity is required',
+        },
+        { field: 'reason', keyword: ABSENT, code: 'bad-request/missing-reason', message: 'reason is required' },
+        unknownField,
+        { field: 'newQuantity', code: 'bad-request/invalid-stock', message: quantityMessage },
+        {
+          field: 'reason',
+          code: 'bad-request/invalid-reason',
+          message: `reason must be one of ${ADJUSTMENT_REASONS.join(', ')}; 'sale' is reserved for automatic decrements made by orders`,
+        },
+      ],
+    },
     responses: {
       201: { description: adjustmentShape },
       400: {
@@ -67,7 +86,7 @@ export const adjustmentRoutes = defineRoutes([
       404: { description: 'not-found (SKU), not-found/location' },
     },
     handler: async (ctx) => {
-      const input = parseCreateAdjustment(ctx.request.body);
+      const input = ctx.request.body as unknown as CreateAdjustmentInput;
       const doc = await service(ctx).create(input, ctx.get('idempotency-key') || undefined);
       ctx.status = 201;
       ctx.set('Location', `/inventory/adjustments/${doc._id}`);
@@ -88,7 +107,7 @@ export const adjustmentRoutes = defineRoutes([
         sku: { type: 'string', maxLength: 100 },
         locationId: { type: 'string', maxLength: 100 },
         page: PAGE_PARAM,
-        limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+        limit: limitParam(200, 50),
       },
     },
     responses: { 200: { description: `\`{adjustments[${adjustmentShape}], totalCount, page, limit}\`` } },
@@ -135,22 +154,28 @@ export const adjustmentRoutes = defineRoutes([
     summary: 'Reject a pending adjustment (reason required); no stock moves',
     tags: ['inventory'],
     auth: adjust,
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['reason'],
-      properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } },
-    },
+    body: rejectAdjustmentBody,
     bodyRequired: false,
-    bodyValidation: 'handler',
+    invalid: {
+      rules: [
+        {
+          field: 'reason',
+          keyword: ABSENT,
+          code: 'bad-request/missing-reason',
+          message: 'reason is required to reject an adjustment',
+        },
+      ],
+    },
     responses: {
       200: { description: `${adjustmentShape}, status rejected` },
-      400: { description: 'bad-request/missing-reason' },
+      400: {
+        description: 'bad-request/missing-reason; bad-request (an unknown field, a reason over 1,000 characters)',
+      },
       404: { description: 'not-found' },
       409: { description: 'conflict/adjustment-approved, conflict/adjustment-rejected' },
     },
     handler: async (ctx) => {
-      const reason = parseRejection(ctx.request.body);
+      const { reason } = ctx.request.body as unknown as { reason: string };
       ctx.body = presentAdjustment(await service(ctx).reject(ctx.params.id, reason));
     },
   },

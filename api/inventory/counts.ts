@@ -4,13 +4,13 @@ import {
   COUNT_STATUSES,
   COUNT_TYPES,
   Counts,
-  MAX_COUNT_ITEMS,
-  parseCountItems,
-  parseCreateCount,
   presentCount,
+  type CountEntry,
   type CountStatus,
+  type CreateCountInput,
 } from '../../shared/inventory/counts';
-import { PAGE_PARAM } from '../../shared/validation';
+import { ABSENT, countItemsBody, createCountBody, quantityMessage } from '../../shared/inventory/input-schemas';
+import { limitParam, PAGE_PARAM, type PageRequest } from '../../shared/paging';
 
 const read = { scopes: ['inventory:read' as const] };
 const count = { scopes: ['inventory:count' as const] };
@@ -30,26 +30,44 @@ export const countRoutes = defineRoutes([
     summary: 'Open a stock count at a location',
     tags: ['inventory'],
     auth: count,
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['name', 'locationId', 'countType'],
-      properties: {
-        name: { type: 'string', minLength: 1, maxLength: 200 },
-        locationId: { type: 'string', maxLength: 100 },
-        countType: { type: 'string', enum: [...COUNT_TYPES] },
-        notes: { type: 'string', maxLength: 5000 },
+    body: createCountBody,
+    invalid: {
+      missingBody: {
+        code: 'bad-request/missing-body',
+        message: 'A JSON body {name, locationId, countType} is required',
       },
+      // in the spec's order: the missing fields first, then an unknown one, then each value
+      rules: [
+        { field: 'name', keyword: ABSENT, code: 'bad-request/missing-name', message: 'name is required' },
+        {
+          field: 'locationId',
+          keyword: ABSENT,
+          code: 'bad-request/missing-location',
+          message: 'locationId is required',
+        },
+        { field: 'countType', keyword: ABSENT, code: 'bad-request/missing-type', message: 'countType is required' },
+        {
+          keyword: 'additionalProperties',
+          code: 'bad-request',
+          message: (f) => `Unknown field ${f.field}; accepted: name, locationId, countType, notes`,
+        },
+        {
+          field: 'countType',
+          code: 'bad-request/invalid-type',
+          message: `countType must be one of ${COUNT_TYPES.join(', ')}`,
+        },
+      ],
     },
-    bodyRequired: false,
-    bodyValidation: 'handler',
     responses: {
       201: { description: countShape },
-      400: { description: 'bad-request/missing-body, missing-name, missing-location, missing-type, invalid-type' },
+      400: {
+        description:
+          'bad-request/missing-body, missing-name, missing-location, missing-type, invalid-type; bad-request (an unknown field, a text too long)',
+      },
       404: { description: 'not-found/location' },
     },
     handler: async (ctx) => {
-      const doc = await service(ctx).create(parseCreateCount(ctx.request.body));
+      const doc = await service(ctx).create(ctx.request.body as unknown as CreateCountInput);
       ctx.status = 201;
       ctx.set('Location', `/inventory/counts/${doc._id}`);
       ctx.body = presentCount(doc);
@@ -68,12 +86,12 @@ export const countRoutes = defineRoutes([
         status: { type: 'string', enum: COUNT_STATUSES },
         locationId: { type: 'string', maxLength: 100 },
         page: PAGE_PARAM,
-        limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+        limit: limitParam(200, 50),
       },
     },
     responses: { 200: { description: `\`{counts[${countShape}], totalCount, page, limit}\`` } },
     handler: async (ctx) => {
-      const q = ctx.state.query as { page: number; limit: number; status?: CountStatus; locationId?: string };
+      const q = ctx.state.query as unknown as PageRequest & { status?: CountStatus; locationId?: string };
       const { counts, totalCount } = await service(ctx).list(q);
       ctx.body = { counts: counts.map(presentCount), totalCount, page: q.page, limit: q.limit };
     },
@@ -96,39 +114,55 @@ export const countRoutes = defineRoutes([
       "Record counted quantities; each SKU's expected quantity is its balance now, and a SKU counted before is replaced",
     tags: ['inventory'],
     auth: count,
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['countItems'],
-      properties: {
-        countItems: {
-          type: 'array',
-          minItems: 1,
-          maxItems: MAX_COUNT_ITEMS,
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['sku', 'countedQuantity'],
-            properties: {
-              sku: { type: 'string', minLength: 1, maxLength: 100 },
-              countedQuantity: { type: 'integer', minimum: 0 },
-            },
-          },
-        },
-      },
-    },
+    body: countItemsBody,
     bodyRequired: false,
-    bodyValidation: 'handler',
+    invalid: {
+      rules: [
+        {
+          field: '(body)',
+          code: 'bad-request/invalid-items',
+          message: 'The body must be a JSON object {countItems: [{sku, countedQuantity}]}',
+        },
+        {
+          field: 'countItems',
+          keyword: ['required', 'type', 'minItems'],
+          code: 'bad-request/invalid-items',
+          message: 'countItems must be a non-empty array of {sku, countedQuantity}',
+        },
+        {
+          field: '*',
+          keyword: 'additionalProperties',
+          code: 'bad-request',
+          message: (f) => `Unknown field ${f.field}; send {countItems}`,
+        },
+        {
+          field: 'countItems.*.countedQuantity',
+          code: 'bad-request/invalid-items',
+          message: quantityMessage,
+        },
+        {
+          field: 'countItems.**',
+          code: 'bad-request/invalid-items',
+          message: (f) =>
+            f.keyword === 'maxItems'
+              ? `countItems may hold at most ${String(f.params.limit)} items per request`
+              : `${f.field} ${f.message}; an item is {sku, countedQuantity}`,
+        },
+      ],
+    },
     responses: {
       200: { description: countShape },
-      400: { description: 'bad-request/invalid-items' },
+      400: {
+        description:
+          'bad-request/invalid-items (no items, an item that is not {sku, countedQuantity} with a whole quantity ≥ 0, a SKU twice); bad-request (an unknown field)',
+      },
       403: { description: 'forbidden/inventory-handler' },
       404: { description: 'not-found (count or SKU)' },
       409: { description: 'conflict/count-completed, conflict/count-completing' },
     },
     handler: async (ctx) => {
-      const entries = parseCountItems(ctx.request.body);
-      ctx.body = presentCount(await service(ctx).recordItems(ctx.params.id, entries));
+      const { countItems } = ctx.request.body as unknown as { countItems: CountEntry[] };
+      ctx.body = presentCount(await service(ctx).recordItems(ctx.params.id, countItems));
     },
   },
   {

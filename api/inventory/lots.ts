@@ -1,10 +1,7 @@
 import { defineRoutes } from '../route';
 import { tenantOf } from '../context';
-import { badRequest } from '../../shared/inventory/adjustments';
-import { knownSku } from '../../shared/inventory/skus';
 import { Lots, VALUATION_METHODS, type ValuationMethod } from '../../shared/inventory/lots';
-import { Locations } from '../../shared/locations/locations';
-import { PAGE_PARAM } from '../../shared/validation';
+import { limitParam, PAGE_PARAM, type PageRequest } from '../../shared/paging';
 
 const read = { scopes: ['inventory:read' as const] };
 
@@ -25,16 +22,13 @@ export const lotRoutes = defineRoutes([
         sku: { type: 'string', maxLength: 100 },
         locationId: { type: 'string', maxLength: 100 },
         page: PAGE_PARAM,
-        limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+        limit: limitParam(200, 50),
       },
     },
     responses: { 200: { description: `\`{lots[${lotShape}], totalCount, page, limit}\`` } },
     handler: async (ctx) => {
-      const q = ctx.state.query as { sku?: string; locationId?: string; page: number; limit: number };
-      const { lots, totalCount } = await new Lots(tenantOf(ctx).tenantDb).list({
-        ...q,
-        sku: q.sku?.trim().toUpperCase(),
-      });
+      const q = ctx.state.query as unknown as PageRequest & { sku?: string; locationId?: string };
+      const { lots, totalCount } = await new Lots(tenantOf(ctx).tenantDb).list(q);
       ctx.body = { lots, totalCount, page: q.page, limit: q.limit };
     },
   },
@@ -50,10 +44,21 @@ export const lotRoutes = defineRoutes([
     query: {
       type: 'object',
       additionalProperties: false,
+      required: ['locationId'],
       properties: {
-        locationId: { type: 'string', maxLength: 100 },
+        locationId: { type: 'string', maxLength: 100, pattern: '\\S' },
         method: { type: 'string', enum: VALUATION_METHODS, default: 'fifo' },
       },
+    },
+    invalid: {
+      rules: [
+        {
+          field: 'locationId',
+          keyword: ['required', 'pattern'],
+          code: 'bad-request/missing-location',
+          message: 'locationId is required (query parameter) to value stock',
+        },
+      ],
     },
     responses: {
       200: {
@@ -64,17 +69,8 @@ export const lotRoutes = defineRoutes([
       404: { description: 'not-found (SKU), not-found/location' },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const q = ctx.state.query as { locationId?: string; method: ValuationMethod };
-      if (!q.locationId || !q.locationId.trim())
-        throw badRequest(
-          'bad-request/missing-location',
-          'locationId is required (query parameter) to value stock',
-          'locationId',
-        );
-      const sku = await knownSku(tenantDb, ctx.params.sku);
-      await new Locations(tenantDb).require(q.locationId);
-      ctx.body = await new Lots(tenantDb).valuation(sku, q.locationId, q.method);
+      const q = ctx.state.query as unknown as { locationId: string; method: ValuationMethod };
+      ctx.body = await new Lots(tenantOf(ctx).tenantDb).valueSku(ctx.params.sku, q.locationId, q.method);
     },
   },
   {

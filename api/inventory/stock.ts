@@ -1,90 +1,39 @@
-import { defineRoutes } from '../route';
+import { defineRoutes, type InputRule } from '../route';
 import { tenantOf, type AppContext } from '../context';
-import { AppError } from '../../shared/errors/catalog';
-import { newId } from '../../shared/ids';
-import { stockLevels, type StockLevel } from '../../shared/inventory/collections';
-import { assertManualEdit, inventoryHandlers, type InventoryHandler } from '../../shared/inventory/handlers';
-import { Ledger } from '../../shared/inventory/ledger';
-import { knownSku } from '../../shared/inventory/skus';
-import { Locations } from '../../shared/locations/locations';
-import { Catalog } from '../../shared/products/catalog';
-import type { TenantDb } from '../../shared/db/tenant-db';
-import { PAGE_PARAM } from '../../shared/validation';
+import { InventoryHandlers, presentHandler, type NewInventoryHandler } from '../../shared/inventory/handlers';
+import {
+  bulkSetBody,
+  handlerBody,
+  MAX_BULK_ITEMS,
+  quantityMessage,
+  setStockBody,
+} from '../../shared/inventory/input-schemas';
+import { Stock, type BulkSetItem } from '../../shared/inventory/stock';
+import { limitParam, PAGE_PARAM, type PageRequest } from '../../shared/paging';
+import type { JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['inventory:read' as const] };
 const update = { scopes: ['inventory:update' as const] };
 const manage = { scopes: ['inventory:manage' as const] };
 
-const paging = {
-  page: PAGE_PARAM,
-  limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-} as const;
+const paging = { page: PAGE_PARAM, limit: limitParam(200, 50) };
 
-/** sku present (400 bad-request/missing-sku), then a SKU of the tenant (404 not-found). */
-async function requiredSku(tenantDb: TenantDb, raw: string | undefined): Promise<string> {
-  if (!raw || !raw.trim()) throw new AppError(400, 'bad-request/missing-sku', 'sku is required', { field: 'sku' });
-  return knownSku(tenantDb, raw);
-}
-
-function presentLevel(l: StockLevel) {
-  return { sku: l.sku, locationId: l.locationId, onHand: l.onHand, updatedAt: l.updatedAt };
-}
-
-function presentHandler(h: InventoryHandler) {
-  return {
-    id: h._id,
-    name: h.name,
-    type: h.type,
-    skus: h.skus,
-    locationIds: h.locationIds,
-    status: h.status,
-    lastSyncAt: h.lastSyncAt,
-    syncCount: h.syncCount,
-    createdAt: h.createdAt,
-  };
-}
-
-/** `stock`: a number ≥ 0 (400 bad-request/invalid-stock otherwise, with a message saying which). */
-function stockOf(value: unknown, field = 'stock'): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw new AppError(400, 'bad-request/invalid-stock', `${field} must be a number`, { field });
-  if (value < 0) throw new AppError(400, 'bad-request/invalid-stock', 'Stock cannot be negative', { field });
-  if (!Number.isInteger(value))
-    throw new AppError(400, 'bad-request/invalid-stock', `${field} must be a whole number of units`, { field });
-  return value;
-}
-
-/** Sets one balance by hand: the location must exist, no integration may manage it, the SKU must be the tenant's. */
-async function setStock(ctx: AppContext, locationId: string, rawSku: string, stock: number, idempotencyKey?: string) {
+function stock(ctx: AppContext): Stock {
   const { tenantDb, principal } = tenantOf(ctx);
-  await new Locations(tenantDb).require(locationId);
-  const sku = await requiredSku(tenantDb, rawSku);
-  await assertManualEdit(tenantDb, sku, locationId);
-  // a client's key names a movement of this balance only: the same key for another SKU or location
-  // is another movement, and it cannot collide with the keys the service makes (adj:…, trf:…)
-  const key = idempotencyKey && `put:${locationId}:${sku}:${idempotencyKey}`;
-  const { onHand, movement } = await new Ledger(tenantDb).set({
-    sku,
-    locationId,
-    target: stock,
-    reason: 'manual',
-    actor: principal.keyId,
-    idempotencyKey: key,
-  });
-  return { sku, locationId, onHand, movementId: movement?.idempotencyKey ?? null };
+  return new Stock(tenantDb, principal.keyId);
 }
 
-/** Per SKU: total and the balance at each location. */
-function aggregate(levels: StockLevel[]) {
-  const bySku = new Map<string, { sku: string; total: number; byLocation: { locationId: string; onHand: number }[] }>();
-  for (const l of levels) {
-    const entry = bySku.get(l.sku) ?? { sku: l.sku, total: 0, byLocation: [] };
-    entry.total += l.onHand;
-    entry.byLocation.push({ locationId: l.locationId, onHand: l.onHand });
-    bySku.set(l.sku, entry);
-  }
-  return [...bySku.values()].sort((a, b) => a.sku.localeCompare(b.sku));
-}
+/** A SKU in the path: blank is 400 bad-request/missing-sku (a SKU the tenant does not have is 404 later). */
+const skuParam: JsonSchema = {
+  type: 'string',
+  pattern: '\\S',
+  description: 'a product or variant SKU (case-insensitive)',
+};
+const skuParamRules: InputRule[] = [
+  { field: 'sku', keyword: 'pattern', code: 'bad-request/missing-sku', message: 'sku is required' },
+];
+
+const bulkItemsMessage = `items must be a list of 1 to ${MAX_BULK_ITEMS.toLocaleString('en-US')} objects {sku, stock, locationId?}`;
 
 export const stockRoutes = defineRoutes([
   {
@@ -100,25 +49,8 @@ export const stockRoutes = defineRoutes([
     },
     responses: { 200: { description: '`{items[{sku, locationId, onHand, updatedAt}], totalCount, page, limit}`' } },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const q = ctx.state.query as { sku?: string; locationId?: string; page: number; limit: number };
-      const filter = {
-        ...(q.sku ? { sku: q.sku.toUpperCase() } : {}),
-        ...(q.locationId ? { locationId: q.locationId } : {}),
-      };
-      const col = tenantDb.collection(stockLevels);
-      const [rows, totalCount] = await Promise.all([
-        col
-          .find(filter, {
-            sort: { sku: 1, locationId: 1 },
-            skip: (q.page - 1) * q.limit,
-            limit: q.limit,
-            projection: { recent: 0 },
-          })
-          .toArray(),
-        col.countDocuments(filter),
-      ]);
-      ctx.body = { items: rows.map((r) => presentLevel(r as StockLevel)), totalCount, page: q.page, limit: q.limit };
+      const q = ctx.state.query as unknown as PageRequest & { sku?: string; locationId?: string };
+      ctx.body = { ...(await stock(ctx).balances(q)), page: q.page, limit: q.limit };
     },
   },
   {
@@ -132,20 +64,8 @@ export const stockRoutes = defineRoutes([
       200: { description: '`{items[{sku, total, byLocation[{locationId, onHand}]}], totalCount, page, limit}`' },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const q = ctx.state.query as { page: number; limit: number };
-      const all = aggregate(
-        (await tenantDb
-          .collection(stockLevels)
-          .find({}, { projection: { recent: 0 } })
-          .toArray()) as StockLevel[],
-      );
-      ctx.body = {
-        items: all.slice((q.page - 1) * q.limit, q.page * q.limit),
-        totalCount: all.length,
-        page: q.page,
-        limit: q.limit,
-      };
+      const q = ctx.state.query as unknown as PageRequest;
+      ctx.body = { ...(await stock(ctx).totals(q)), page: q.page, limit: q.limit };
     },
   },
   {
@@ -155,22 +75,15 @@ export const stockRoutes = defineRoutes([
       'Stock of one SKU (product or variant) at every location; 404 not-found for a SKU the tenant does not have',
     tags: ['inventory'],
     auth: read,
+    params: { sku: skuParam },
+    invalid: { rules: skuParamRules },
     responses: {
       200: { description: '`{sku, productId, kind, total, byLocation[{locationId, onHand}]}`' },
+      400: { description: 'bad-request/missing-sku' },
       404: { description: 'not-found' },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const sku = await requiredSku(tenantDb, ctx.params.sku);
-      const owner = (await new Catalog(tenantDb).skuOwner(sku))!;
-      const [entry] = aggregate(await new Ledger(tenantDb).balancesOf(sku));
-      ctx.body = {
-        sku,
-        productId: owner.productId,
-        kind: owner.kind,
-        total: entry?.total ?? 0,
-        byLocation: entry?.byLocation ?? [],
-      };
+      ctx.body = await stock(ctx).ofSku(ctx.params.sku);
     },
   },
   {
@@ -179,35 +92,24 @@ export const stockRoutes = defineRoutes([
     summary: 'Stock held at one location (`locationId` required)',
     tags: ['inventory'],
     auth: read,
-    query: { type: 'object', additionalProperties: false, properties: { locationId: { type: 'string' }, ...paging } },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['locationId'],
+      properties: { locationId: { type: 'string', minLength: 1 }, ...paging },
+    },
+    invalid: {
+      rules: [{ field: 'locationId', code: 'bad-request/missing-location', message: 'locationId is required' }],
+    },
     responses: {
       200: { description: '`{locationId, items[{sku, onHand, updatedAt}], totalCount, page, limit}`' },
       400: { description: 'bad-request/missing-location' },
       404: { description: 'not-found/location' },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const q = ctx.state.query as { locationId?: string; page: number; limit: number };
-      if (!q.locationId)
-        throw new AppError(400, 'bad-request/missing-location', 'locationId is required', { field: 'locationId' });
-      await new Locations(tenantDb).require(q.locationId);
-      const col = tenantDb.collection(stockLevels);
-      const [rows, totalCount] = await Promise.all([
-        col
-          .find(
-            { locationId: q.locationId },
-            { sort: { sku: 1 }, skip: (q.page - 1) * q.limit, limit: q.limit, projection: { recent: 0 } },
-          )
-          .toArray(),
-        col.countDocuments({ locationId: q.locationId }),
-      ]);
-      ctx.body = {
-        locationId: q.locationId,
-        items: rows.map((r) => presentLevel(r as StockLevel)),
-        totalCount,
-        page: q.page,
-        limit: q.limit,
-      };
+      const q = ctx.state.query as unknown as PageRequest & { locationId: string };
+      const { items, totalCount } = await stock(ctx).atLocation(q.locationId, q);
+      ctx.body = { locationId: q.locationId, items, totalCount, page: q.page, limit: q.limit };
     },
   },
   {
@@ -216,16 +118,15 @@ export const stockRoutes = defineRoutes([
     summary: 'Stock of one SKU at one location (0 when it never had any)',
     tags: ['inventory'],
     auth: read,
+    params: { sku: skuParam },
+    invalid: { rules: skuParamRules },
     responses: {
       200: { description: '`{sku, locationId, onHand, updatedAt}`' },
+      400: { description: 'bad-request/missing-sku' },
       404: { description: 'not-found/location, not-found' },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      await new Locations(tenantDb).require(ctx.params.locationId);
-      const sku = await requiredSku(tenantDb, ctx.params.sku);
-      const level = await new Ledger(tenantDb).level(sku, ctx.params.locationId);
-      ctx.body = level ? presentLevel(level) : { sku, locationId: ctx.params.locationId, onHand: 0, updatedAt: null };
+      ctx.body = await stock(ctx).level(ctx.params.locationId, ctx.params.sku);
     },
   },
   {
@@ -235,31 +136,34 @@ export const stockRoutes = defineRoutes([
       'Set the stock of one SKU at one location; recorded as a ledger movement. An Idempotency-Key makes a retry answer the first result',
     tags: ['inventory'],
     auth: update,
-    body: { type: 'object', required: ['stock'], properties: { stock: { type: 'integer', minimum: 0 } } },
-    bodyValidation: 'handler',
+    params: { sku: skuParam },
+    body: setStockBody,
+    invalid: {
+      missingBody: { code: 'bad-request/missing-body', message: 'A body {stock} is required' },
+      rules: [
+        ...skuParamRules,
+        { field: '(body)', code: 'bad-request/missing-body', message: 'A body {stock} is required' },
+        {
+          keyword: 'additionalProperties',
+          code: 'bad-request',
+          message: (f) => `Unknown field(s): ${f.field}; send {stock}`,
+        },
+        { field: 'stock', code: 'bad-request/invalid-stock', message: quantityMessage },
+      ],
+    },
     responses: {
       200: { description: '`{sku, locationId, onHand, movementId}`' },
-      400: { description: 'bad-request/missing-body, bad-request/invalid-stock' },
+      400: {
+        description:
+          'bad-request/missing-body, bad-request/invalid-stock (not a whole number ≥ 0), bad-request (an unknown field), bad-request/missing-sku',
+      },
       403: { description: 'forbidden/inventory-handler' },
       404: { description: 'not-found/location, not-found' },
     },
     handler: async (ctx) => {
-      const body = ctx.request.body as Record<string, unknown>;
-      if (!body || typeof body !== 'object' || Array.isArray(body) || !Object.keys(body).length)
-        throw new AppError(400, 'bad-request/missing-body', 'A body {stock} is required');
-      const unknown = Object.keys(body).filter((k) => k !== 'stock');
-      if (unknown.length)
-        throw new AppError(400, 'bad-request', `Unknown field(s): ${unknown.join(', ')}; send {stock}`, {
-          field: unknown[0],
-        });
-      const stock = stockOf(body.stock);
-      ctx.body = await setStock(
-        ctx,
-        ctx.params.locationId,
-        ctx.params.sku,
-        stock,
-        ctx.get('idempotency-key') || undefined,
-      );
+      const { stock: target } = ctx.request.body as unknown as { stock: number };
+      const key = ctx.get('idempotency-key') || undefined;
+      ctx.body = await stock(ctx).set(ctx.params.locationId, ctx.params.sku, target, key);
     },
   },
   {
@@ -269,12 +173,24 @@ export const stockRoutes = defineRoutes([
       'Set many balances: `items[{sku, stock, locationId?}]` (the default location when absent); a result per item, 207 when any failed',
     tags: ['inventory'],
     auth: update,
-    body: {
-      type: 'object',
-      required: ['items'],
-      properties: { items: { type: 'array', minItems: 1, maxItems: 1000 } },
+    body: bulkSetBody,
+    invalid: {
+      missingBody: { code: 'bad-request/missing-body', message: 'A body {items} is required' },
+      // bad input is refused whole, before anything is written; a 207 is only for items that were
+      // well formed but could not be applied (an unknown SKU or location, an integration's SKU)
+      rules: [
+        { field: '(body)', code: 'bad-request/invalid-items', message: bulkItemsMessage },
+        { field: 'items', code: 'bad-request/invalid-items', message: bulkItemsMessage },
+        { field: 'items.*', keyword: 'type', code: 'bad-request/invalid-items', message: bulkItemsMessage },
+        { field: 'items.*.sku', code: 'bad-request/invalid-items', message: (f) => `${f.field} is required` },
+        {
+          field: 'items.*.locationId',
+          code: 'bad-request/invalid-items',
+          message: (f) => `${f.field} must be a location id`,
+        },
+        { field: 'items.*.stock', code: 'bad-request/invalid-stock', message: quantityMessage },
+      ],
     },
-    bodyValidation: 'handler',
     responses: {
       200: {
         description: '`{results[{sku, locationId, success, onHand?, error?{code, message}}], succeeded, failed}`',
@@ -289,63 +205,10 @@ export const stockRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const body = ctx.request.body as { items?: unknown } | undefined;
-      if (!body || typeof body !== 'object' || !Object.keys(body).length)
-        throw new AppError(400, 'bad-request/missing-body', 'A body {items} is required');
-      const items = body.items;
-      if (
-        !Array.isArray(items) ||
-        items.length === 0 ||
-        items.length > 1000 ||
-        items.some((i) => !i || typeof i !== 'object' || Array.isArray(i))
-      ) {
-        throw new AppError(
-          400,
-          'bad-request/invalid-items',
-          'items must be a list of 1 to 1,000 objects {sku, stock, locationId?}',
-          { field: 'items' },
-        );
-      }
-      // bad input is refused whole, before anything is written; a 207 is only for items that were
-      // well formed but could not be applied (an unknown SKU or location, an integration's SKU)
-      const checked = (items as Record<string, unknown>[]).map((item, i) => {
-        if (typeof item.sku !== 'string' || !item.sku.trim())
-          throw new AppError(400, 'bad-request/invalid-items', `items.${i}.sku is required`, {
-            field: `items.${i}.sku`,
-          });
-        if (item.locationId != null && (typeof item.locationId !== 'string' || !item.locationId)) {
-          throw new AppError(400, 'bad-request/invalid-items', `items.${i}.locationId must be a location id`, {
-            field: `items.${i}.locationId`,
-          });
-        }
-        return {
-          sku: item.sku.toUpperCase(),
-          locationId: (item.locationId ?? undefined) as string | undefined,
-          stock: stockOf(item.stock, `items.${i}.stock`),
-        };
-      });
-      const fallback = (await new Locations(tenantDb).defaultLocation())._id;
-      const key = ctx.get('idempotency-key') || newId('bulk');
-      const results = [];
-      for (const [i, item] of checked.entries()) {
-        const locationId = item.locationId ?? fallback;
-        try {
-          const done = await setStock(ctx, locationId, item.sku, item.stock, `${key}:${i}`);
-          results.push({ sku: item.sku, locationId, success: true, onHand: done.onHand });
-        } catch (err) {
-          if (!(err instanceof AppError)) throw err;
-          results.push({
-            sku: item.sku,
-            locationId,
-            success: false,
-            error: { code: err.codeFor('inventory'), message: err.message },
-          });
-        }
-      }
-      const failed = results.filter((r) => !r.success).length;
-      ctx.status = failed ? 207 : 200;
-      ctx.body = { results, succeeded: results.length - failed, failed };
+      const { items } = ctx.request.body as unknown as { items: BulkSetItem[] };
+      const result = await stock(ctx).bulkSet(items, ctx.get('idempotency-key') || undefined);
+      ctx.status = result.failed ? 207 : 200;
+      ctx.body = result;
     },
   },
   {
@@ -355,35 +218,14 @@ export const stockRoutes = defineRoutes([
       'Register an integration that manages stock of some SKUs or locations (manual edits of those are then refused)',
     tags: ['inventory'],
     auth: manage,
-    body: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['name', 'type'],
-      properties: {
-        name: { type: 'string', minLength: 1, maxLength: 200 },
-        type: { type: 'string', minLength: 1, maxLength: 50 },
-        skus: { type: 'array', maxItems: 10000, items: { type: 'string', minLength: 1 } },
-        locationIds: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1 } },
-      },
-    },
+    body: handlerBody,
     responses: { 201: { description: 'the handler' } },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const b = ctx.request.body as { name: string; type: string; skus?: string[]; locationIds?: string[] };
-      const doc = {
-        _id: newId('ih'),
-        name: b.name,
-        type: b.type,
-        skus: (b.skus ?? []).map((s) => s.toUpperCase()),
-        locationIds: b.locationIds ?? [],
-        status: 'active' as const,
-        lastSyncAt: null,
-        syncCount: 0,
-        createdAt: new Date(),
-      };
-      await tenantDb.collection(inventoryHandlers).insertOne(doc);
+      const h = await new InventoryHandlers(tenantOf(ctx).tenantDb).create(
+        ctx.request.body as unknown as NewInventoryHandler,
+      );
       ctx.status = 201;
-      ctx.body = presentHandler({ ...doc, tenantId: tenantDb.tenantId });
+      ctx.body = presentHandler(h);
     },
   },
   {
@@ -394,9 +236,7 @@ export const stockRoutes = defineRoutes([
     auth: read,
     responses: { 200: { description: 'the handler' }, 404: { description: 'not-found' } },
     handler: async (ctx) => {
-      const h = await tenantOf(ctx).tenantDb.collection(inventoryHandlers).findOne({ _id: ctx.params.id });
-      if (!h) throw new AppError(404, 'not-found', `No inventory handler ${ctx.params.id}`);
-      ctx.body = presentHandler(h);
+      ctx.body = presentHandler(await new InventoryHandlers(tenantOf(ctx).tenantDb).get(ctx.params.id));
     },
   },
   {
@@ -410,12 +250,7 @@ export const stockRoutes = defineRoutes([
       404: { description: 'not-found' },
     },
     handler: async (ctx) => {
-      const { tenantDb } = tenantOf(ctx);
-      const col = tenantDb.collection(inventoryHandlers);
-      const now = new Date();
-      if (!(await col.updateById(ctx.params.id, { $set: { lastSyncAt: now }, $inc: { syncCount: 1 } })))
-        throw new AppError(404, 'not-found', `No inventory handler ${ctx.params.id}`);
-      const h = (await col.findOne({ _id: ctx.params.id }))!;
+      const h = await new InventoryHandlers(tenantOf(ctx).tenantDb).sync(ctx.params.id);
       ctx.body = { success: true, handlerId: h._id, lastSyncAt: h.lastSyncAt, syncCount: h.syncCount };
     },
   },

@@ -1,45 +1,28 @@
 import { defineRoutes } from '../route';
 import { tenantOf, type AppContext } from '../context';
-import { AppError } from '../../shared/errors/catalog';
-import { Catalog, notFound } from '../../shared/products/catalog';
-import { products } from '../../shared/products/collections';
-import { COMPACT_FIELDS, EXTENDS, presentListItem, presentProduct, type Extend } from '../../shared/products/present';
+import { Catalog } from '../../shared/products/catalog';
+import { COMPACT_FIELDS, EXTENDS, presentProduct, type Extend } from '../../shared/products/present';
 import {
-  buildFilter,
-  buildSort,
   commaList,
   filtersFrom,
-  searchClause,
+  productFiltersQuery,
+  productFiltersSchema,
   SORT_FIELDS,
   type ProductFilters,
 } from '../../shared/products/query';
-import { productInputSchema, STATUSES } from '../../shared/products/schema';
-import type { ProductDoc } from '../../shared/products/types';
-import { addStock, productIdsAvailableAt } from '../../shared/inventory/stock-view';
-import { Locations } from '../../shared/locations/locations';
-import { ObjectId } from 'mongodb';
-import { PAGE_PARAM, type JsonSchema } from '../../shared/validation';
+import { ProductReads, type ListRequest } from '../../shared/products/reads';
+import { productInputRefusal } from '../../shared/products/rules';
+import { productInputSchema } from '../../shared/products/schema';
+import type { ProductInput } from '../../shared/products/types';
+import { limitParam, PAGE_PARAM, type PageRequest } from '../../shared/paging';
+import type { JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['products:read' as const] };
 const commaOf = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
 
-const filterQuery: Record<string, JsonSchema> = {
-  q: {
-    type: 'string',
-    maxLength: 200,
-    description: 'search term: every word must match the SKU, a variant SKU, the title, the brand or a tag',
-  },
-  status: { type: 'string', pattern: commaOf(STATUSES), description: 'comma-separated statuses' },
-  category: { type: 'string', maxLength: 1000, description: 'category id, name or path' },
-  brands: { type: 'string', maxLength: 2000, description: 'comma-separated brands (exact)' },
-  minPrice: { type: 'number', minimum: 0 },
-  maxPrice: { type: 'number', minimum: 0 },
-  tags: { type: 'string', maxLength: 2000, description: 'comma-separated tags; a product with any of them matches' },
-  channelId: { type: 'string', maxLength: 100, description: 'products bound to this channel' },
-};
 const paging: Record<string, JsonSchema> = {
   page: { ...PAGE_PARAM, description: '1-based' },
-  limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+  limit: limitParam(200, 50),
   sort: {
     type: 'string',
     pattern: `^-?(${Object.keys(SORT_FIELDS).join('|')})$`,
@@ -58,34 +41,22 @@ const queryObject = (properties: Record<string, JsonSchema>): JsonSchema => ({
   properties,
 });
 
-function extendsFrom(value: unknown): Set<Extend> {
-  return new Set((commaList(value) ?? []) as Extend[]);
+/** A product body: the schema's refusals answered with the catalog's explanations (invalid-status, validation-error). */
+const productBody = { body: productInputSchema, invalid: { render: productInputRefusal } };
+
+type PagedQuery = PageRequest & { sort: string; extend?: string };
+
+/** The page, sort and extend of a validated query string. */
+function listRequest(q: PagedQuery): ListRequest {
+  return { page: q.page, limit: q.limit, sort: q.sort, extend: new Set((commaList(q.extend) ?? []) as Extend[]) };
+}
+
+function reads(ctx: AppContext): ProductReads {
+  return new ProductReads(tenantOf(ctx).tenantDb);
 }
 
 function catalog(ctx: AppContext): Catalog {
   return new Catalog(tenantOf(ctx).tenantDb);
-}
-
-async function list(
-  ctx: AppContext,
-  f: ProductFilters,
-  page: number,
-  limit: number,
-  sort: string,
-  extend: Set<Extend>,
-  onlyIds?: string[],
-) {
-  const { tenantDb } = tenantOf(ctx);
-  const { filter } = buildFilter(f);
-  const scoped = onlyIds ? { $and: [filter, { _id: { $in: onlyIds.map((id) => new ObjectId(id)) } }] } : filter;
-  const docs = (await tenantDb
-    .collection(products)
-    .find(scoped, { sort: buildSort(sort), skip: (page - 1) * limit, limit })
-    .toArray()) as ProductDoc[];
-  const items = docs.map((d) => presentListItem(d, extend));
-  // stock (inventory by location, variants[].stock) comes from the ledger when asked for: extend=inventory or all
-  if (extend.has('inventory') || extend.has('all')) await addStock(tenantDb, docs, items, { inventory: true });
-  return items;
 }
 
 const countResult: JsonSchema = {
@@ -100,14 +71,12 @@ export const productRoutes = defineRoutes([
     summary: 'Count products with the list filters (no paging); with a search term also says how it searched',
     tags: ['products'],
     auth: read,
-    query: queryObject(filterQuery),
+    query: queryObject(productFiltersQuery),
     responses: {
       200: { description: '`{count}`, or `{count, searchStrategy}` when `q` is given', schema: countResult },
     },
     handler: async (ctx) => {
-      const { filter, searchStrategy } = buildFilter(filtersFrom(ctx.state.query!));
-      const count = await tenantOf(ctx).tenantDb.collection(products).countDocuments(filter);
-      ctx.body = searchStrategy ? { count, searchStrategy } : { count };
+      ctx.body = await reads(ctx).count(filtersFrom(ctx.state.query!));
     },
   },
   {
@@ -117,18 +86,12 @@ export const productRoutes = defineRoutes([
     tags: ['products'],
     auth: read,
     query: {
-      ...queryObject({ q: { type: 'string', minLength: 1, maxLength: 200 }, ...paging, extend: extendParam }),
+      ...queryObject({ q: { ...productFiltersQuery.q, minLength: 1 }, ...paging, extend: extendParam }),
       required: ['q'],
     },
     handler: async (ctx) => {
-      const q = ctx.state.query!;
-      const { clause, strategy } = searchClause(q.q as string);
-      const col = tenantOf(ctx).tenantDb.collection(products);
-      const [items, total] = await Promise.all([
-        list(ctx, { q: q.q as string }, q.page as number, q.limit as number, q.sort as string, extendsFrom(q.extend)),
-        col.countDocuments(clause),
-      ]);
-      ctx.body = { products: items, total, page: q.page, limit: q.limit, searchStrategy: strategy };
+      const q = ctx.state.query as unknown as PagedQuery & { q: string };
+      ctx.body = await reads(ctx).search(q.q, listRequest(q));
     },
   },
   {
@@ -138,7 +101,7 @@ export const productRoutes = defineRoutes([
     tags: ['products'],
     auth: read,
     handler: async (ctx) => {
-      ctx.body = { brands: await distinctWithCounts(ctx, 'brand') };
+      ctx.body = { brands: await reads(ctx).distinctWithCounts('brand') };
     },
   },
   {
@@ -148,7 +111,7 @@ export const productRoutes = defineRoutes([
     tags: ['products'],
     auth: read,
     handler: async (ctx) => {
-      ctx.body = { kinds: await distinctWithCounts(ctx, 'productKind') };
+      ctx.body = { kinds: await reads(ctx).distinctWithCounts('productKind') };
     },
   },
   {
@@ -161,49 +124,40 @@ export const productRoutes = defineRoutes([
       type: 'object',
       additionalProperties: false,
       properties: {
-        filters: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            status: { type: 'array', items: { type: 'string', enum: STATUSES } },
-            category: { type: 'string' },
-            brands: { type: 'array', items: { type: 'string' } },
-            minPrice: { type: 'number', minimum: 0 },
-            maxPrice: { type: 'number', minimum: 0 },
-            tags: { type: 'array', items: { type: 'string' } },
-            channelId: { type: 'string' },
-          },
-        },
+        filters: productFiltersSchema,
         query: { type: 'string', minLength: 1, maxLength: 200 },
         ...paging,
         extend: { type: 'array', items: { type: 'string', enum: EXTENDS } },
       },
+      not: { required: ['filters', 'query'], description: 'filters and query together' },
+    },
+    invalid: {
+      rules: [
+        {
+          field: '(body)',
+          keyword: 'not',
+          code: 'bad-request/ambiguous-param',
+          message: 'Send either filters or query, not both',
+        },
+      ],
     },
     responses: {
       200: { description: '`{products, total, page, limit}`' },
-      400: { description: 'bad-request/ambiguous-param when both filters and query are sent' },
+      400: {
+        description:
+          'bad-request/ambiguous-param when both filters and query are sent; validation-error for anything else refused (a list filter of more than 100 values, …)',
+      },
     },
     handler: async (ctx) => {
-      const body = ctx.request.body as {
-        filters?: Omit<ProductFilters, 'q'>;
+      const body = ctx.request.body as unknown as PageRequest & {
+        filters?: ProductFilters;
         query?: string;
-        page: number;
-        limit: number;
         sort: string;
         extend?: Extend[];
       };
-      if (body.filters && body.query !== undefined) {
-        throw new AppError(400, 'bad-request/ambiguous-param', 'Send either filters or query, not both', {
-          field: 'query',
-        });
-      }
-      const f: ProductFilters = body.query !== undefined ? { q: body.query } : { ...(body.filters ?? {}) };
-      const { filter } = buildFilter(f);
-      const [items, total] = await Promise.all([
-        list(ctx, f, body.page, body.limit, body.sort, new Set(body.extend ?? [])),
-        tenantOf(ctx).tenantDb.collection(products).countDocuments(filter),
-      ]);
-      ctx.body = { products: items, total, page: body.page, limit: body.limit };
+      const filters: ProductFilters = body.query !== undefined ? { q: body.query } : { ...(body.filters ?? {}) };
+      const req = { page: body.page, limit: body.limit, sort: body.sort, extend: new Set(body.extend ?? []) };
+      ctx.body = await reads(ctx).query(filters, req);
     },
   },
   {
@@ -230,12 +184,7 @@ export const productRoutes = defineRoutes([
     tags: ['products'],
     auth: read,
     handler: async (ctx) => {
-      const sku = ctx.params.sku.toUpperCase();
-      const doc = await tenantOf(ctx)
-        .tenantDb.collection(products)
-        .findOne({ 'variants.sku': sku } as never);
-      if (!doc) throw new AppError(404, 'not-found', `No variant with SKU ${sku}`);
-      ctx.body = presentProduct(doc);
+      ctx.body = await reads(ctx).byVariantSku(ctx.params.sku);
     },
   },
   {
@@ -245,7 +194,7 @@ export const productRoutes = defineRoutes([
     tags: ['products'],
     auth: read,
     query: queryObject({
-      ...filterQuery,
+      ...productFiltersQuery,
       ...paging,
       extend: extendParam,
       availableAt: {
@@ -259,32 +208,12 @@ export const productRoutes = defineRoutes([
       404: { description: 'not-found: availableAt names no location of the tenant' },
     },
     handler: async (ctx) => {
-      const q = ctx.state.query!;
-      const args = [
-        filtersFrom(q),
-        q.page as number,
-        q.limit as number,
-        q.sort as string,
-        extendsFrom(q.extend),
-      ] as const;
-      if (typeof q.availableAt !== 'string') {
-        ctx.body = await list(ctx, ...args);
-        return;
-      }
-      const { tenantDb } = tenantOf(ctx);
-      if (!(await new Locations(tenantDb).get(q.availableAt)))
-        throw new AppError(404, 'not-found', `No location ${q.availableAt}`, { field: 'availableAt' });
-      const ids = await productIdsAvailableAt(tenantDb, q.availableAt, (sku) => catalog(ctx).skuOwner(sku));
-      const { filter } = buildFilter(args[0]);
-      const total = ids.length
-        ? await tenantDb
-            .collection(products)
-            .countDocuments({ $and: [filter, { _id: { $in: ids.map((id) => new ObjectId(id)) } }] })
-        : 0;
-      ctx.body = {
-        data: ids.length ? await list(ctx, ...args, ids) : [],
-        meta: { page: args[1], limit: args[2], total },
-      };
+      const q = ctx.state.query as unknown as PagedQuery & { availableAt?: string };
+      const filters = filtersFrom(ctx.state.query!);
+      ctx.body =
+        q.availableAt === undefined
+          ? await reads(ctx).list(filters, listRequest(q))
+          : await reads(ctx).availableAt(q.availableAt, filters, listRequest(q));
     },
   },
   {
@@ -295,14 +224,14 @@ export const productRoutes = defineRoutes([
       "SKUs are stored upper-case and are unique across the tenant's products and variants (409 duplicate-sku).",
     tags: ['products'],
     auth: { scopes: ['products:create'] },
-    body: productInputSchema,
-    bodyValidation: 'handler',
+    ...productBody,
     responses: {
       201: { description: 'the product' },
+      400: { description: 'validation-error naming every refused field; invalid-status' },
       409: { description: 'duplicate-sku, naming the SKU and whether a product or a variant holds it' },
     },
     handler: async (ctx) => {
-      const doc = await catalog(ctx).create(ctx.request.body);
+      const doc = await catalog(ctx).create(ctx.request.body as unknown as ProductInput);
       ctx.status = 201;
       ctx.set('Location', `/products/${doc._id.toHexString()}`);
       ctx.body = presentProduct(doc);
@@ -316,14 +245,8 @@ export const productRoutes = defineRoutes([
     auth: read,
     query: queryObject({ extend: extendParam }),
     handler: async (ctx) => {
-      const doc = await catalog(ctx).get(ctx.params.id);
-      if (!doc) throw notFound(ctx.params.id);
-      const item = presentProduct(doc);
-      const extend = extendsFrom(ctx.state.query!.extend);
-      // extend=inventory (or all) adds the ledger's stock: inventory {total, byLocation} and variants[].stock
-      if (extend.has('inventory') || extend.has('all'))
-        await addStock(tenantOf(ctx).tenantDb, [doc], [item], { inventory: true });
-      ctx.body = item;
+      const extend = new Set((commaList(ctx.state.query!.extend) ?? []) as Extend[]);
+      ctx.body = await reads(ctx).get(ctx.params.id, extend);
     },
   },
   {
@@ -332,10 +255,15 @@ export const productRoutes = defineRoutes([
     summary: 'Full update: the body replaces the product (bundleConfig included)',
     tags: ['products'],
     auth: { scopes: ['products:update'] },
-    body: productInputSchema,
-    bodyValidation: 'handler',
+    ...productBody,
+    responses: {
+      200: { description: 'the product' },
+      400: { description: 'validation-error naming every refused field; invalid-status' },
+      404: { description: 'not-found' },
+      409: { description: 'duplicate-sku; conflict when another request changed it meanwhile' },
+    },
     handler: async (ctx) => {
-      ctx.body = presentProduct(await catalog(ctx).replace(ctx.params.id, ctx.request.body));
+      ctx.body = presentProduct(await catalog(ctx).replace(ctx.params.id, ctx.request.body as unknown as ProductInput));
     },
   },
   {
@@ -350,15 +278,3 @@ export const productRoutes = defineRoutes([
     },
   },
 ]);
-
-async function distinctWithCounts(ctx: AppContext, field: 'brand' | 'productKind') {
-  const rows = await tenantOf(ctx)
-    .tenantDb.collection(products)
-    .aggregate<{ _id: string; count: number }>([
-      { $match: { [field]: { $exists: true, $ne: '' } } },
-      { $group: { _id: `$${field}`, count: { $sum: 1 } } },
-      { $sort: { _id: 1 } },
-    ])
-    .toArray();
-  return rows.map((r) => ({ [field === 'brand' ? 'brand' : 'kind']: r._id, count: r.count }));
-}

@@ -1,39 +1,34 @@
-import { defineRoutes } from '../route';
+import { defineRoutes, type InputFailure } from '../route';
 import { tenantOf, type AppContext } from '../context';
 import { AppError, isAppError } from '../../shared/errors/catalog';
-import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
-import { Locations } from '../../shared/locations/locations';
-import { products } from '../../shared/products/collections';
+import { limitParam, PAGE_PARAM, type PageRequest } from '../../shared/paging';
 import { presentListItem } from '../../shared/products/present';
-import type { ProductDoc } from '../../shared/products/types';
-import type { TenantDb } from '../../shared/db/tenant-db';
+import { ProductReads } from '../../shared/products/reads';
+import type { JsonSchema } from '../../shared/validation';
 
 const read = { scopes: ['products:read' as const] };
 
-/** page and limit from the query: whole numbers, limit ≤ 200; null when absent. */
-function pageOf(q: Record<string, unknown>, onBad: (field: string) => never): { page: number; limit: number } {
-  const num = (field: string, fallback: number, max: number) => {
-    const raw = q[field];
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (typeof raw !== 'string' || !/^\d+$/.test(raw) || n < 1 || n > max) onBad(field);
-    return n;
-  };
-  return { page: num('page', 1, 1_000_000), limit: num('limit', 50, 200) };
-}
+/** Query parameters beside these are ignored, as they always were. */
+const stockQuery = (locationId: JsonSchema): JsonSchema => ({
+  type: 'object',
+  properties: {
+    locationId: { type: 'string', description: 'the location whose stock is shown', ...locationId },
+    page: PAGE_PARAM,
+    limit: limitParam(200, 50),
+  },
+});
 
-/** The tenant's products with their stock at one location: per product, its own SKU and each variant. */
-async function productsWithStock(tenantDb: TenantDb, locationId: string, page: number, limit: number) {
-  const col = tenantDb.collection(products);
-  const [docs, total] = await Promise.all([
-    col.find({}, { sort: { createdAt: -1, _id: -1 }, skip: (page - 1) * limit, limit }).toArray() as Promise<
-      ProductDoc[]
-    >,
-    col.countDocuments({}),
-  ]);
-  const stock = await stockOf(tenantDb, docs.flatMap(skusOfProduct), locationId);
-  const at = (sku: string) => stock.get(sku)?.total ?? 0;
-  return { docs, total, at };
+/** inventory-view names the refused parameter as `parameter`, as the spec gives it. */
+function inventoryViewRefusal(failures: InputFailure[]): AppError {
+  const missing = failures.some(
+    (f) => f.field === 'locationId' && (f.keyword === 'required' || f.keyword === 'minLength'),
+  );
+  if (missing)
+    return new AppError(400, 'bad-request/missing-param', 'locationId is required', { parameter: 'locationId' });
+  const { field } = failures[0];
+  return new AppError(400, 'bad-request/invalid-param', `${field} is not valid (page ≥ 1, limit 1 to 200)`, {
+    parameter: field,
+  });
 }
 
 export const productStockRoutes = defineRoutes([
@@ -46,30 +41,34 @@ export const productStockRoutes = defineRoutes([
       "Without locationId: 400 with the plain body `{error: 'Missing required query parameter: locationId'}` (no code), as the spec gives it.",
     tags: ['products', 'inventory'],
     auth: read,
+    // locationId is not `required` here: its absence has the spec's plain answer, which no refusal renders
+    query: stockQuery({}),
     responses: {
       200: { description: 'a flat array' },
-      400: { description: "`{error: 'Missing required query parameter: locationId'}`" },
+      400: {
+        description:
+          "`{error: 'Missing required query parameter: locationId'}`; validation-error for a bad page or limit",
+      },
       404: { description: 'not-found: no such location' },
     },
     handler: async (ctx: AppContext) => {
-      const q = ctx.query as Record<string, unknown>;
-      if (typeof q.locationId !== 'string' || !q.locationId) {
+      const q = ctx.state.query as unknown as PageRequest & { locationId?: string };
+      if (!q.locationId) {
         ctx.status = 400;
         ctx.body = { error: 'Missing required query parameter: locationId' };
         return;
       }
-      const { tenantDb } = tenantOf(ctx);
-      if (!(await new Locations(tenantDb).get(q.locationId)))
-        throw new AppError(404, 'not-found', `No location ${q.locationId}`, { field: 'locationId' });
-      const { page, limit } = pageOf(q, (field) => {
-        throw new AppError(400, 'validation-error', `${field} must be a whole number (limit at most 200)`, { field });
-      });
-      const { docs, at } = await productsWithStock(tenantDb, q.locationId, page, limit);
-      ctx.body = docs.map((d) => ({
-        ...presentListItem(d, new Set()),
-        locationId: q.locationId,
-        stock: skusOfProduct(d).reduce((n, s) => n + at(s), 0),
-        variants: d.variants.map((v) => ({ id: v.id, sku: v.sku, stock: at(v.sku) })),
+      const locationId = q.locationId;
+      const { items } = await new ProductReads(tenantOf(ctx).tenantDb).withStockAt(
+        locationId,
+        q,
+        () => new AppError(404, 'not-found', `No location ${locationId}`, { field: 'locationId' }),
+      );
+      ctx.body = items.map(({ doc, stock, variants }) => ({
+        ...presentListItem(doc, new Set()),
+        locationId,
+        stock,
+        variants,
       }));
     },
   },
@@ -80,6 +79,8 @@ export const productStockRoutes = defineRoutes([
       'A reduced view of products with stock at a location: `{products[{id, sku, title, status, price, stock, variants[{sku, stock}]}], total}`',
     tags: ['products', 'inventory'],
     auth: read,
+    query: { ...stockQuery({ minLength: 1 }), required: ['locationId'] },
+    invalid: { render: inventoryViewRefusal },
     responses: {
       200: { description: '`{products, total}`' },
       400: {
@@ -89,26 +90,24 @@ export const productStockRoutes = defineRoutes([
       500: { description: 'inventory-view/error' },
     },
     handler: async (ctx: AppContext) => {
-      const q = ctx.query as Record<string, unknown>;
-      if (typeof q.locationId !== 'string' || !q.locationId)
-        throw new AppError(400, 'bad-request/missing-param', 'locationId is required', { parameter: 'locationId' });
-      const bad = (field: string): never => {
-        throw new AppError(400, 'bad-request/invalid-param', `${field} is not valid`, { parameter: field });
-      };
-      const { page, limit } = pageOf(q, bad);
-      const { tenantDb } = tenantOf(ctx);
-      if (!(await new Locations(tenantDb).get(q.locationId))) bad('locationId');
+      const q = ctx.state.query as unknown as PageRequest & { locationId: string };
+      const unknownLocation = () =>
+        new AppError(400, 'bad-request/invalid-param', 'locationId is not valid', { parameter: 'locationId' });
       try {
-        const { docs, total, at } = await productsWithStock(tenantDb, q.locationId, page, limit);
+        const { items, total } = await new ProductReads(tenantOf(ctx).tenantDb).withStockAt(
+          q.locationId,
+          q,
+          unknownLocation,
+        );
         ctx.body = {
-          products: docs.map((d) => ({
-            id: d._id.toHexString(),
-            sku: d.sku,
-            title: d.title,
-            status: d.status,
-            price: d.price,
-            stock: skusOfProduct(d).reduce((n, s) => n + at(s), 0),
-            variants: d.variants.map((v) => ({ sku: v.sku, stock: at(v.sku) })),
+          products: items.map(({ doc, stock, variants }) => ({
+            id: doc._id.toHexString(),
+            sku: doc.sku,
+            title: doc.title,
+            status: doc.status,
+            price: doc.price,
+            stock,
+            variants: variants.map(({ sku, stock: s }) => ({ sku, stock: s })),
           })),
           total,
         };

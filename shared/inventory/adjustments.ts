@@ -4,6 +4,7 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
+import { pageWindow, type PageRequest } from '../paging';
 import { Locations } from '../locations/locations';
 import { assertManualEdit } from './handlers';
 import { knownSku } from './skus';
@@ -88,83 +89,9 @@ export const adjustments = defineCollection<AdjustmentDoc>({
   ],
 });
 
-// ---------------------------------------------------------------------------------------------
-// request checking shared by the inventory routes of this module family
-
+/** A refusal of a request the schema let through (a rule between fields, a state of the data). */
 export function badRequest(code: string, message: string, field?: string): AppError {
   return new AppError(400, code, message, field ? { field } : {});
-}
-
-/** The body as an object: none or `{}` is 400 bad-request/missing-body. */
-export function bodyObject(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null)
-    throw badRequest('bad-request/missing-body', 'A JSON body is required', '(body)');
-  if (typeof body !== 'object' || Array.isArray(body))
-    throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
-  if (Object.keys(body).length === 0)
-    throw badRequest(
-      'bad-request/missing-body',
-      'The body is empty; a JSON object with the required fields is expected',
-      '(body)',
-    );
-  return body as Record<string, unknown>;
-}
-
-/** Absent, null or blank. */
-export function isMissing(v: unknown): boolean {
-  return v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
-}
-
-export function refuseUnknown(body: Record<string, unknown>, known: readonly string[]): void {
-  const extra = Object.keys(body).filter((k) => !known.includes(k));
-  if (extra.length)
-    throw badRequest(
-      'bad-request',
-      `Unknown field${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; accepted: ${known.join(', ')}`,
-      extra[0],
-    );
-}
-
-export function stringField(body: Record<string, unknown>, field: string, max: number): string {
-  const v = body[field];
-  if (typeof v !== 'string') throw badRequest('bad-request', `${field} must be a string`, field);
-  if (v.trim().length > max) throw badRequest('bad-request', `${field} must be at most ${max} characters`, field);
-  return v.trim();
-}
-
-export function optionalText(body: Record<string, unknown>, field: string, max: number): string | null {
-  if (body[field] === undefined || body[field] === null) return null;
-  return stringField(body, field, max) || null;
-}
-
-/** A stock quantity: a whole number ≥ 0 (400 `code` otherwise, saying why). */
-export function quantityOf(value: unknown, field: string, code = 'bad-request/invalid-stock'): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw badRequest(code, `${field} must be a number (got ${JSON.stringify(value) ?? typeof value})`, field);
-  if (value < 0) throw badRequest(code, `${field} cannot be negative (got ${value}): stock cannot be negative`, field);
-  if (!Number.isInteger(value))
-    throw badRequest(code, `${field} must be a whole number of units (got ${value})`, field);
-  if (value > MAX_QUANTITY) throw badRequest(code, `${field} must be at most ${MAX_QUANTITY}`, field);
-  return value;
-}
-
-export function reasonOf(value: unknown): AdjustmentReason {
-  if (value === 'sale') {
-    throw badRequest(
-      'bad-request/invalid-reason',
-      "The reason 'sale' is reserved for automatic decrements made by orders; choose one of " +
-        ADJUSTMENT_REASONS.join(', '),
-      'reason',
-    );
-  }
-  if (typeof value !== 'string' || !(ADJUSTMENT_REASONS as readonly string[]).includes(value)) {
-    throw badRequest(
-      'bad-request/invalid-reason',
-      `reason must be one of ${ADJUSTMENT_REASONS.join(', ')} (got ${JSON.stringify(value)})`,
-      'reason',
-    );
-  }
-  return value as AdjustmentReason;
 }
 
 /** An id derived from a name (a retried create, a count's correction): the same name, the same id. */
@@ -178,45 +105,13 @@ export function derivedId(prefix: string, name: string): string {
 
 // ---------------------------------------------------------------------------------------------
 
+/** A create request as the API's schema lets it through (createAdjustmentBody in input-schemas.ts). */
 export interface CreateAdjustmentInput {
   locationId: string;
   sku: string;
   newQuantity: number;
   reason: AdjustmentReason;
-  notes: string | null;
-}
-
-const CREATE_FIELDS = ['locationId', 'sku', 'newQuantity', 'reason', 'notes'] as const;
-
-/** Checks a create body: missing fields first, in the spec's order, then each field's value. */
-export function parseCreateAdjustment(raw: unknown): CreateAdjustmentInput {
-  const body = bodyObject(raw);
-  if (isMissing(body.locationId))
-    throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
-  if (isMissing(body.sku)) throw badRequest('bad-request/missing-sku', 'sku is required', 'sku');
-  if (body.newQuantity === undefined || body.newQuantity === null)
-    throw badRequest('bad-request/missing-quantity', 'newQuantity is required', 'newQuantity');
-  if (isMissing(body.reason)) throw badRequest('bad-request/missing-reason', 'reason is required', 'reason');
-  refuseUnknown(body, CREATE_FIELDS);
-  return {
-    locationId: stringField(body, 'locationId', 100),
-    sku: stringField(body, 'sku', 100),
-    newQuantity: quantityOf(body.newQuantity, 'newQuantity'),
-    reason: reasonOf(body.reason),
-    notes: optionalText(body, 'notes', 5000),
-  };
-}
-
-/** Checks a reject body: `{reason}` (free text); absent → 400 bad-request/missing-reason. */
-export function parseRejection(raw: unknown): string {
-  const body = raw === undefined || raw === null ? {} : raw;
-  if (typeof body !== 'object' || Array.isArray(body))
-    throw badRequest('bad-request', 'The body must be a JSON object', '(body)');
-  const b = body as Record<string, unknown>;
-  if (isMissing(b.reason))
-    throw badRequest('bad-request/missing-reason', 'reason is required to reject an adjustment', 'reason');
-  refuseUnknown(b, ['reason']);
-  return stringField(b, 'reason', 1000);
+  notes?: string | null;
 }
 
 export function adjustmentNotFound(id: string): AppError {
@@ -259,9 +154,7 @@ export function presentAdjustment(a: AdjustmentDoc) {
   };
 }
 
-export interface AdjustmentQuery {
-  page: number;
-  limit: number;
+export interface AdjustmentQuery extends PageRequest {
   status?: AdjustmentStatus;
   sku?: string;
   locationId?: string;
@@ -283,7 +176,8 @@ export class Adjustments {
    * (404 not-found/location) and that no integration manages them (403). With an idempotency
    * key, a repeated create answers the adjustment the first one made.
    */
-  async create(input: CreateAdjustmentInput, idempotencyKey?: string): Promise<AdjustmentDoc> {
+  async create(request: CreateAdjustmentInput, idempotencyKey?: string): Promise<AdjustmentDoc> {
+    const input = { ...request, locationId: request.locationId.trim(), notes: request.notes?.trim() || null };
     const sku = await knownSku(this.tenantDb, input.sku);
     await new Locations(this.tenantDb).require(input.locationId);
     await assertManualEdit(this.tenantDb, sku, input.locationId);
@@ -346,9 +240,7 @@ export class Adjustments {
       ...(q.locationId ? { locationId: q.locationId } : {}),
     };
     const [docs, totalCount] = await Promise.all([
-      this.col
-        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
-        .toArray(),
+      this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.col.countDocuments(filter),
     ]);
     return { adjustments: docs as AdjustmentDoc[], totalCount };
@@ -433,7 +325,8 @@ export class Adjustments {
     return { ...doc, ...set };
   }
 
-  async reject(id: string, reason: string): Promise<AdjustmentDoc> {
+  async reject(id: string, rawReason: string): Promise<AdjustmentDoc> {
+    const reason = rawReason.trim();
     const doc = await this.get(id);
     if (doc.status !== 'pending') throw adjustmentConflict(id, doc.status);
     const now = new Date();

@@ -5,16 +5,8 @@ import { mapLimit } from '../concurrency';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
 import { Catalog } from '../products/catalog';
-import {
-  Adjustments,
-  badRequest,
-  bodyObject,
-  isMissing,
-  optionalText,
-  quantityOf,
-  refuseUnknown,
-  stringField,
-} from './adjustments';
+import { pageWindow, type PageRequest } from '../paging';
+import { Adjustments, badRequest } from './adjustments';
 import { skuNotFound } from './skus';
 import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
@@ -88,69 +80,33 @@ export const counts = defineCollection<CountDoc>({
   indexes: [{ key: { tenantId: 1, createdAt: -1 } }, { key: { tenantId: 1, status: 1, createdAt: -1 } }],
 });
 
+/** A create request as the API's schema lets it through (createCountBody in input-schemas.ts). */
 export interface CreateCountInput {
   name: string;
   locationId: string;
   countType: CountType;
-  notes: string | null;
+  notes?: string | null;
 }
 
-export function parseCreateCount(raw: unknown): CreateCountInput {
-  const body = bodyObject(raw);
-  if (isMissing(body.name)) throw badRequest('bad-request/missing-name', 'name is required', 'name');
-  if (isMissing(body.locationId))
-    throw badRequest('bad-request/missing-location', 'locationId is required', 'locationId');
-  if (isMissing(body.countType)) throw badRequest('bad-request/missing-type', 'countType is required', 'countType');
-  refuseUnknown(body, ['name', 'locationId', 'countType', 'notes']);
-  const name = stringField(body, 'name', 200);
-  const locationId = stringField(body, 'locationId', 100);
-  if (!(COUNT_TYPES as readonly unknown[]).includes(body.countType)) {
-    throw badRequest(
-      'bad-request/invalid-type',
-      `countType must be one of ${COUNT_TYPES.join(', ')} (got ${JSON.stringify(body.countType)})`,
-      'countType',
-    );
-  }
-  return { name, locationId, countType: body.countType as CountType, notes: optionalText(body, 'notes', 5000) };
+/** One counted SKU as the API's schema lets it through (countItemsBody in input-schemas.ts). */
+export interface CountEntry {
+  sku: string;
+  countedQuantity: number;
 }
 
-function invalidItems(message: string, field = 'countItems'): AppError {
+function invalidItems(message: string, field: string): AppError {
   return badRequest('bad-request/invalid-items', message, field);
 }
 
-/** `{countItems: [{sku, countedQuantity}]}`: a non-empty list, each SKU once; anything else 400 bad-request/invalid-items. */
-export function parseCountItems(raw: unknown): { sku: string; countedQuantity: number }[] {
-  const body = raw === undefined || raw === null ? {} : raw;
-  if (typeof body !== 'object' || Array.isArray(body))
-    throw invalidItems('The body must be a JSON object {countItems: [{sku, countedQuantity}]}', '(body)');
-  const b = body as Record<string, unknown>;
-  const list = b.countItems;
-  if (!Array.isArray(list) || list.length === 0)
-    throw invalidItems('countItems must be a non-empty array of {sku, countedQuantity}');
-  refuseUnknown(b, ['countItems']);
-  if (list.length > MAX_COUNT_ITEMS)
-    throw invalidItems(`countItems may hold at most ${MAX_COUNT_ITEMS} items per request (got ${list.length})`);
+/** The entries with their SKUs as stored; a SKU named twice (in any case) is 400 bad-request/invalid-items. */
+export function countEntries(entries: CountEntry[]): CountEntry[] {
   const seen = new Set<string>();
-  return list.map((item, i) => {
-    const at = `countItems.${i}`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item))
-      throw invalidItems(`${at} must be an object {sku, countedQuantity}`, at);
-    const it = item as Record<string, unknown>;
-    const extra = Object.keys(it).filter((k) => k !== 'sku' && k !== 'countedQuantity');
-    if (extra.length)
-      throw invalidItems(
-        `${at}.${extra[0]} is not a known field; an item is {sku, countedQuantity}`,
-        `${at}.${extra[0]}`,
-      );
-    if (typeof it.sku !== 'string' || !it.sku.trim() || it.sku.trim().length > 100)
-      throw invalidItems(`${at}.sku must be a non-empty string of at most 100 characters`, `${at}.sku`);
-    if (it.countedQuantity === undefined || it.countedQuantity === null)
-      throw invalidItems(`${at}.countedQuantity is required`, `${at}.countedQuantity`);
-    const countedQuantity = quantityOf(it.countedQuantity, `${at}.countedQuantity`, 'bad-request/invalid-items');
-    const sku = it.sku.trim().toUpperCase();
-    if (seen.has(sku)) throw invalidItems(`${at}.sku: ${sku} appears more than once in countItems`, `${at}.sku`);
+  return entries.map((e, i) => {
+    const sku = e.sku.trim().toUpperCase();
+    const at = `countItems.${i}.sku`;
+    if (seen.has(sku)) throw invalidItems(`${at}: ${sku} appears more than once in countItems`, at);
     seen.add(sku);
-    return { sku, countedQuantity };
+    return { sku, countedQuantity: e.countedQuantity };
   });
 }
 
@@ -203,7 +159,13 @@ export class Counts {
     return this.tenantDb.collection(counts);
   }
 
-  async create(input: CreateCountInput): Promise<CountDoc> {
+  async create(request: CreateCountInput): Promise<CountDoc> {
+    const input = {
+      ...request,
+      name: request.name.trim(),
+      locationId: request.locationId.trim(),
+      notes: request.notes?.trim() || null,
+    };
     await new Locations(this.tenantDb).require(input.locationId);
     const now = new Date();
     const doc: Omit<CountDoc, 'tenantId'> = {
@@ -233,17 +195,12 @@ export class Counts {
     return doc;
   }
 
-  async list(q: {
-    page: number;
-    limit: number;
-    status?: CountStatus;
-    locationId?: string;
-  }): Promise<{ counts: CountDoc[]; totalCount: number }> {
+  async list(
+    q: PageRequest & { status?: CountStatus; locationId?: string },
+  ): Promise<{ counts: CountDoc[]; totalCount: number }> {
     const filter = { ...(q.status ? { status: q.status } : {}), ...(q.locationId ? { locationId: q.locationId } : {}) };
     const [docs, totalCount] = await Promise.all([
-      this.col
-        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
-        .toArray(),
+      this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.col.countDocuments(filter),
     ]);
     return { counts: docs as CountDoc[], totalCount };
@@ -258,7 +215,8 @@ export class Counts {
    * before is replaced. Unknown SKUs are 404 not-found and managed ones 403, before anything is
    * written. The write is guarded by the count's version, so concurrent PUTs both land.
    */
-  async recordItems(id: string, entries: { sku: string; countedQuantity: number }[]): Promise<CountDoc> {
+  async recordItems(id: string, counted: CountEntry[]): Promise<CountDoc> {
+    const entries = countEntries(counted);
     const first = await this.get(id);
     this.assertOpen(first);
     const catalog = new Catalog(this.tenantDb);
@@ -283,7 +241,7 @@ export class Counts {
       this.assertOpen(doc);
       const items = [...doc.items.filter((i) => !bySku.has(i.sku)), ...fresh];
       if (items.length > MAX_COUNT_SKUS)
-        throw badRequest('bad-request/invalid-items', `A count may hold at most ${MAX_COUNT_SKUS} SKUs`, 'countItems');
+        throw invalidItems(`A count may hold at most ${MAX_COUNT_SKUS} SKUs`, 'countItems');
       const written = await this.col.findOneAndUpdate(
         { _id: id, status: 'open', version: doc.version },
         { $set: { items, updatedAt: new Date() }, $inc: { version: 1 } },

@@ -1,6 +1,7 @@
 import { defineCollection } from '../db/collection';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { newId } from '../ids';
 import { locations } from '../locations/locations';
 
 /**
@@ -47,4 +48,67 @@ export async function assertManualEdit(tenantDb: TenantDb, sku: string, location
   const location = await tenantDb.collection(locations).findOne({ _id: locationId });
   if (location?.managedBy)
     throw handlerRefusal(`Location ${locationId}`, { _id: location.managedBy, name: location.managedBy });
+}
+
+export interface NewInventoryHandler {
+  name: string;
+  type: string;
+  skus?: string[];
+  locationIds?: string[];
+}
+
+export function presentHandler(h: InventoryHandler) {
+  return {
+    id: h._id,
+    name: h.name,
+    type: h.type,
+    skus: h.skus,
+    locationIds: h.locationIds,
+    status: h.status,
+    lastSyncAt: h.lastSyncAt,
+    syncCount: h.syncCount,
+    createdAt: h.createdAt,
+  };
+}
+
+function handlerNotFound(id: string): AppError {
+  return new AppError(404, 'not-found', `No inventory handler ${id}`);
+}
+
+/** The tenant's inventory integrations: registered, read, and asked to sync. */
+export class InventoryHandlers {
+  constructor(private readonly tenantDb: TenantDb) {}
+
+  private get col() {
+    return this.tenantDb.collection(inventoryHandlers);
+  }
+
+  async create(input: NewInventoryHandler): Promise<InventoryHandler> {
+    const doc = {
+      _id: newId('ih'),
+      name: input.name,
+      type: input.type,
+      skus: (input.skus ?? []).map((s) => s.toUpperCase()),
+      locationIds: input.locationIds ?? [],
+      status: 'active' as const,
+      lastSyncAt: null,
+      syncCount: 0,
+      createdAt: new Date(),
+    };
+    await this.col.insertOne(doc);
+    return { ...doc, tenantId: this.tenantDb.tenantId };
+  }
+
+  async get(id: string): Promise<InventoryHandler> {
+    const h = await this.col.findOne({ _id: id });
+    if (!h) throw handlerNotFound(id);
+    return h;
+  }
+
+  /** Records a sync request: the time and one more to the count. */
+  async sync(id: string): Promise<InventoryHandler> {
+    if (!(await this.col.updateById(id, { $set: { lastSyncAt: new Date() }, $inc: { syncCount: 1 } })))
+      throw handlerNotFound(id);
+    return this.get(id);
+  }
 }

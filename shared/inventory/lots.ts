@@ -3,11 +3,14 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { mapLimit } from '../concurrency';
+import { Locations } from '../locations/locations';
+import { pageWindow, type PageRequest } from '../paging';
 import { Catalog, parseProductId } from '../products/catalog';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { stockMovements, type StockMovement } from './collections';
 import { Ledger } from './ledger';
+import { knownSku } from './skus';
 
 /**
  * Lots are receipts of stock, derived from the ledger rather than stored: every applied movement
@@ -261,17 +264,10 @@ export class Lots {
     };
   }
 
-  async list(q: {
-    sku?: string;
-    locationId?: string;
-    page: number;
-    limit: number;
-  }): Promise<{ lots: Lot[]; totalCount: number }> {
-    const filter = Lots.receiptFilter(q);
+  async list(q: PageRequest & { sku?: string; locationId?: string }): Promise<{ lots: Lot[]; totalCount: number }> {
+    const filter = Lots.receiptFilter({ ...q, sku: q.sku?.trim().toUpperCase() });
     const [docs, totalCount] = await Promise.all([
-      this.movements
-        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
-        .toArray(),
+      this.movements.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.movements.countDocuments(filter),
     ]);
     return { lots: await this.present(docs as StockMovement[]), totalCount };
@@ -290,6 +286,13 @@ export class Lots {
       .find(Lots.receiptFilter({ sku, locationId }), { sort: { createdAt: 1, _id: 1 } })
       .toArray();
     return this.present(docs as StockMovement[]);
+  }
+
+  /** Values the stock of a SKU of the tenant (404 not-found) at one of its locations (404 not-found/location). */
+  async valueSku(rawSku: string, locationId: string, method: ValuationMethod): Promise<Valuation> {
+    const sku = await knownSku(this.tenantDb, rawSku);
+    await new Locations(this.tenantDb).require(locationId);
+    return this.valuation(sku, locationId, method);
   }
 
   async valuation(sku: string, locationId: string, method: ValuationMethod): Promise<Valuation> {

@@ -1,6 +1,6 @@
 import type { TenantDb } from '../db/tenant-db';
 import { Locations, locations } from '../locations/locations';
-import { badRequest, bodyObject, isMissing, refuseUnknown, stringField } from './adjustments';
+import { badRequest } from './adjustments';
 import { stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
 import { DEFAULT_MIN_ALERT_STOCK, Lots, roundMoney, skuFacts, type SkuFacts } from './lots';
 
@@ -19,6 +19,15 @@ export type ReportType = (typeof REPORT_TYPES)[number];
 /** Rows of a movements report at most; `truncated` says when the period held more. */
 export const MAX_MOVEMENT_ROWS = 5000;
 
+/** A report request as the API's schema lets it through (reportBody in input-schemas.ts). */
+export interface ReportInput {
+  reportType: ReportType;
+  locationId?: string | null;
+  /** ISO 8601 dates or date-times. */
+  from?: string | null;
+  to?: string | null;
+}
+
 export interface ReportRequest {
   reportType: ReportType;
   locationId: string | null;
@@ -26,36 +35,13 @@ export interface ReportRequest {
   to: Date | null;
 }
 
-function dateField(body: Record<string, unknown>, field: 'from' | 'to'): Date | null {
-  const v = body[field];
-  if (v === undefined || v === null) return null;
-  const t = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(t))
-    throw badRequest('bad-request', `${field} must be an ISO 8601 date or date-time (got ${JSON.stringify(v)})`, field);
-  return new Date(t);
-}
-
-export function parseReportRequest(raw: unknown): ReportRequest {
-  const body = bodyObject(raw);
-  if (isMissing(body.reportType))
-    throw badRequest(
-      'bad-request/missing-type',
-      `reportType is required: one of ${REPORT_TYPES.join(', ')}`,
-      'reportType',
-    );
-  refuseUnknown(body, ['reportType', 'locationId', 'from', 'to']);
-  if (!(REPORT_TYPES as readonly unknown[]).includes(body.reportType)) {
-    throw badRequest(
-      'bad-request/invalid-report',
-      `reportType must be one of ${REPORT_TYPES.join(', ')} (got ${JSON.stringify(body.reportType)})`,
-      'reportType',
-    );
-  }
-  const locationId = isMissing(body.locationId) ? null : stringField(body, 'locationId', 100);
-  const from = dateField(body, 'from');
-  const to = dateField(body, 'to');
+/** The request as a report reads it: a blank location is every location; the period must not end before it starts. */
+export function reportRequest(input: ReportInput): ReportRequest {
+  const date = (v: string | null | undefined) => (v ? new Date(Date.parse(v)) : null);
+  const from = date(input.from);
+  const to = date(input.to);
   if (from && to && from > to) throw badRequest('bad-request', 'from must not be after to', 'from');
-  return { reportType: body.reportType as ReportType, locationId, from, to };
+  return { reportType: input.reportType, locationId: input.locationId?.trim() || null, from, to };
 }
 
 export type StockStatus = 'in-stock' | 'low-stock' | 'out-of-stock';
@@ -126,7 +112,8 @@ export class Reports {
     };
   }
 
-  async run(req: ReportRequest) {
+  async run(input: ReportInput) {
+    const req = reportRequest(input);
     if (req.locationId) await new Locations(this.tenantDb).require(req.locationId);
     const head = {
       reportType: req.reportType,

@@ -4,7 +4,7 @@ import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { claimId, productSkus, products, type SkuClaim } from './collections';
 import { normalizeProduct, skusOf } from './normalize';
-import { crossFieldErrors, validateProductInput, validationError } from './rules';
+import { productRuleErrors, validateProductInput, validationError } from './rules';
 import type { ProductDoc, ProductInput } from './types';
 
 /** A claim older than this whose product does not exist is left over from a crashed write. */
@@ -42,10 +42,18 @@ export class Catalog {
     return this.skus.findOne({ _id: claimId(this.tenantDb.tenantId, sku) });
   }
 
-  /** Validates a body as a product: schema, cross-field rules, bundle components. Throws a 400. */
+  /** Validates a body from outside the API (a CSV row) as a product: schema, then prepareInput. Throws a 400. */
   async prepare(body: unknown): Promise<ProductInput> {
-    const input = validateProductInput(body);
-    const errs = crossFieldErrors(input);
+    return this.prepareInput(validateProductInput(body));
+  }
+
+  /**
+   * A product of the schema's shape as it is stored, after the rules a schema cannot express:
+   * storable keys and text, the rules between fields, bundle components that are SKUs of the
+   * tenant. Throws a 400.
+   */
+  async prepareInput(input: ProductInput): Promise<ProductInput> {
+    const errs = productRuleErrors(input);
     if (errs.length) throw validationError(errs);
     const product = normalizeProduct(input);
     const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
@@ -67,8 +75,9 @@ export class Catalog {
     return product;
   }
 
-  async create(body: unknown): Promise<ProductDoc> {
-    return this.insert(await this.prepare(body), new ObjectId());
+  /** Creates a product from an input of the schema's shape (the API validated it with productInputSchema). */
+  async create(input: ProductInput): Promise<ProductDoc> {
+    return this.insert(await this.prepareInput(input), new ObjectId());
   }
 
   /**
@@ -156,11 +165,11 @@ export class Catalog {
     return results;
   }
 
-  /** Full update: the body replaces the product; SKUs it no longer uses are released. */
-  async replace(id: string, body: unknown): Promise<ProductDoc> {
+  /** Full update: the input (of the schema's shape) replaces the product; SKUs it no longer uses are released. */
+  async replace(id: string, input: ProductInput): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
-    return this.write(current, await this.prepare(body));
+    return this.write(current, await this.prepareInput(input));
   }
 
   /**

@@ -52,6 +52,33 @@ export const productFiltersSchema: JsonSchema = {
   },
 };
 
+/** The longest comma list a query string takes for one filter. */
+const MAX_COMMA_LIST_LENGTH = 2000;
+
+/** A list filter as a query string carries it: its values comma-separated, at most MAX_FILTER_VALUES of them. */
+function commaForm(list: JsonSchema): JsonSchema {
+  const items = list.items as JsonSchema;
+  const one = Array.isArray(items.enum) ? `(${(items.enum as string[]).map(escapeRegex).join('|')})` : '[^,]*';
+  return {
+    type: 'string',
+    maxLength: MAX_COMMA_LIST_LENGTH,
+    pattern: `^${one}(,${one}){0,${MAX_FILTER_VALUES - 1}}$`,
+    description: `comma-separated (at most ${MAX_FILTER_VALUES})${list.description ? `: ${String(list.description)}` : ''}`,
+  };
+}
+
+/**
+ * The product filters as a query string carries them (GET /products, /products/count): the
+ * definitions of productFiltersSchema, with every list as a comma-separated text (filtersFrom
+ * reads them back).
+ */
+export const productFiltersQuery: Record<string, JsonSchema> = Object.fromEntries(
+  Object.entries(productFiltersSchema.properties as Record<string, JsonSchema>).map(([name, schema]) => [
+    name,
+    schema.type === 'array' ? commaForm(schema) : schema,
+  ]),
+);
+
 export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

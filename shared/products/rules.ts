@@ -1,6 +1,5 @@
-import type { ErrorObject } from 'ajv';
 import { AppError, type FieldError } from '../errors/catalog';
-import { compile, summarize, toFieldErrors } from '../validation';
+import { compile, inputFailures, summarize, type KeywordFailure } from '../validation';
 import { productInputSchema, STATUSES } from './schema';
 import type { ProductInput } from './types';
 
@@ -34,16 +33,51 @@ const TOP_LEVEL_ONLY: Record<string, string> = {
   updatedAt: 'is server-managed; remove it from the body',
 };
 
-function explain(err: ErrorObject): string | null {
-  if (err.keyword === 'additionalProperties') {
-    const name = String(err.params.additionalProperty);
-    if (err.instancePath === '' && TOP_LEVEL_ONLY[name]) return TOP_LEVEL_ONLY[name];
+/** A better message than ajv's for some failures: where the data lives instead, what to send. */
+function explain(f: KeywordFailure): string | null {
+  if (f.keyword === 'additionalProperties') {
+    const name = String(f.params.additionalProperty);
+    if (f.field === name && TOP_LEVEL_ONLY[name]) return TOP_LEVEL_ONLY[name];
     return ELSEWHERE[name] ?? null;
   }
-  if (err.keyword === 'enum' && /\/productType$/.test(err.instancePath)) {
+  if (f.keyword === 'enum' && f.field.split('.').pop() === 'productType') {
     return 'must be one of physical, digital, service, bundle, supply, material ("simple" and "variable" are not storable: a product has variants when variants[] is not empty)';
   }
+  if (f.field === '(body)' && f.keyword === 'type') return 'must be a JSON object';
   return null;
+}
+
+/** A status the product does not have: its own code, as the spec gives it. */
+export function invalidStatus(got?: unknown): AppError {
+  const message = `status must be one of ${STATUSES.join(', ')} (inactive and out_of_stock are not product statuses)`;
+  return new AppError(400, 'invalid-status', got === undefined ? message : `${message}; got ${JSON.stringify(got)}`, {
+    field: 'status',
+  });
+}
+
+/**
+ * The answer to a product body the schema refused (productInputSchema, as ajv reported it): a bad
+ * status is `invalid-status`; anything else one `validation-error` naming every field, with the
+ * explanations above where there is one.
+ */
+export function productInputRefusal(failures: KeywordFailure[], status?: unknown): AppError {
+  if (failures.some((f) => f.field === 'status')) return invalidStatus(status);
+  // a field with an explanation gets it instead of each of ajv's messages about it
+  const explained = new Map<string, string>();
+  for (const f of failures) {
+    const why = explain(f);
+    if (why) explained.set(f.field, why);
+  }
+  const seen = new Set<string>();
+  const fieldErrors = failures
+    .map(({ field, message }) => ({ field, message: explained.get(field) ?? message }))
+    .filter((fe) => {
+      const k = `${fe.field}\u0000${fe.message}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+  return validationError(fieldErrors);
 }
 
 export function validationError(fieldErrors: FieldError[]): AppError {
@@ -98,45 +132,30 @@ export function storabilityErrors(value: unknown, path = ''): FieldError[] {
   return [];
 }
 
-/** Schema validation with the messages above; fills defaults in place. Throws a 400. */
+/**
+ * A product body from outside the API (a CSV row): the schema with the messages above, then what
+ * the store cannot keep; fills defaults in place. Throws a 400. The API validates its bodies with
+ * the same schema and productInputRefusal before they reach the catalog.
+ */
 export function validateProductInput(body: unknown): ProductInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw validationError([{ field: '(body)', message: 'must be a JSON object' }]);
-  const status = (body as { status?: unknown }).status;
-  if (status !== undefined && !STATUSES.includes(status as never)) {
-    throw new AppError(
-      400,
-      'invalid-status',
-      `status must be one of ${STATUSES.join(', ')}; got ${JSON.stringify(status)}`,
-      { field: 'status' },
-    );
-  }
-  const unstorable = storabilityErrors(body);
-  if (unstorable.length) throw validationError(unstorable);
   const validate = compile(productInputSchema);
-  if (!validate(body)) {
-    const errs = validate.errors ?? [];
-    const fieldErrors = toFieldErrors(errs);
-    // replace generic messages with the explanations where we have one
-    const explained = new Map<string, string>();
-    for (const e of errs) {
-      const why = explain(e);
-      if (!why) continue;
-      const [fe] = toFieldErrors([e]);
-      explained.set(fe.field, why);
-    }
-    const seen = new Set<string>();
-    const merged = fieldErrors
-      .map((fe) => (explained.has(fe.field) ? { field: fe.field, message: explained.get(fe.field)! } : fe))
-      .filter((fe) => {
-        const k = `${fe.field}\u0000${fe.message}`;
-        if (seen.has(k)) return false;
-        seen.add(k);
-        return true;
-      });
-    throw validationError(merged);
-  }
+  const failures = validate(body) ? [] : inputFailures(validate.errors);
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  if (isObject && failures.some((f) => f.field === 'status'))
+    throw invalidStatus((body as { status?: unknown }).status);
+  const unstorable = isObject ? storabilityErrors(body) : [];
+  if (unstorable.length) throw validationError(unstorable);
+  if (failures.length) throw productInputRefusal(failures);
   return body as ProductInput;
+}
+
+/**
+ * The rules a schema cannot express, on a body that has the schema's shape: what the store cannot
+ * keep, then the rules between fields (crossFieldErrors).
+ */
+export function productRuleErrors(input: ProductInput): FieldError[] {
+  const unstorable = storabilityErrors(input);
+  return unstorable.length ? unstorable : crossFieldErrors(input);
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

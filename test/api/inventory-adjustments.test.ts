@@ -1,5 +1,6 @@
+import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack, type HttpResult } from '../helpers/stack';
+import { TestDeps } from '../helpers/stack';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { ADJUSTMENT_REASONS, adjustments } from '../../shared/inventory/adjustments';
 import { stockMovements } from '../../shared/inventory/collections';
@@ -8,9 +9,8 @@ import { Ledger } from '../../shared/inventory/ledger';
 import { locations, systemLocationId } from '../../shared/locations/locations';
 
 /** Adjustments through HTTP on the real API process: create checks, list, the state machine, exactly-once approval. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let other: string;
 let readOnly: string;
@@ -25,9 +25,6 @@ const VAR = `${P}-TEE-S`;
 const MANAGED = `${P}-MANAGED`;
 let n = 0;
 
-const post = (path: string, body?: unknown, k = key, headers?: Record<string, string>) =>
-  http(apiUrl, 'POST', path, { key: k, body, headers });
-const get = (path: string, k = key) => http(apiUrl, 'GET', path, { key: k });
 const inv = (res: HttpResult, status: number, code: string) => expectError(res, status, code, 'inventory');
 
 /** How many adjustments and movements the tenant has: "nothing written" is this unchanged. */
@@ -42,21 +39,23 @@ async function written() {
 /** A fresh SKU with `stock` units at the main location, so tests do not share balances. */
 async function freshSku(stock: number): Promise<string> {
   const sku = `${P}-S${++n}`;
-  const res = await post('/products', { sku, title: { value: `Item ${n}` }, price: 10, cost: 4 });
+  const res = await api.post('/products', { sku, title: { value: `Item ${n}` }, price: 10, cost: 4 });
   expect(res.status).toBe(201);
   if (stock > 0) await ledger.apply({ sku, locationId: main, delta: stock, reason: 'restock', actor: 'test' });
   return sku;
 }
 
 async function createAdj(body: Record<string, unknown>) {
-  const res = await post('/inventory/adjustments', { locationId: main, reason: 'damage', ...body });
+  const res = await api.post('/inventory/adjustments', { locationId: main, reason: 'damage', ...body });
   if (res.status !== 201) throw new Error(`create → ${res.status} ${res.text}`);
   return res.body;
 }
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const tenant = await deps.tenantWithKey();
+  tenantId = tenant.tenantId;
+  api = new ApiClient(tenant.key);
   ({ key: other } = await deps.tenantWithKey());
   readOnly = (await deps.tenancy.issueKey(tenantId, ['inventory:read'])).key;
   noInventory = (await deps.tenancy.issueKey(tenantId, ['products:read'])).key;
@@ -64,18 +63,16 @@ beforeAll(async () => {
   ledger = new Ledger(tdb);
   main = systemLocationId(tenantId);
   const now = new Date();
-  await tdb
-    .collection(locations)
-    .insertOne({
-      _id: store,
-      name: 'Store',
-      type: 'location',
-      isDefault: false,
-      isSystem: false,
-      managedBy: null,
-      createdAt: now,
-      updatedAt: now,
-    });
+  await tdb.collection(locations).insertOne({
+    _id: store,
+    name: 'Store',
+    type: 'location',
+    isDefault: false,
+    isSystem: false,
+    managedBy: null,
+    createdAt: now,
+    updatedAt: now,
+  });
   for (const body of [
     { sku: SKU, title: { value: 'Mug' }, price: 8, cost: 3 },
     {
@@ -86,28 +83,26 @@ beforeAll(async () => {
     },
     { sku: MANAGED, title: { value: 'Managed' }, price: 1 },
   ]) {
-    expect((await post('/products', body)).status).toBe(201);
+    expect((await api.post('/products', body)).status).toBe(201);
   }
-  await tdb
-    .collection(inventoryHandlers)
-    .insertOne({
-      _id: `ih_${P}`,
-      name: 'Marketplace FBA',
-      type: 'marketplace',
-      skus: [MANAGED],
-      locationIds: [],
-      status: 'active',
-      lastSyncAt: null,
-      syncCount: 0,
-      createdAt: now,
-    });
+  await tdb.collection(inventoryHandlers).insertOne({
+    _id: `ih_${P}`,
+    name: 'Marketplace FBA',
+    type: 'marketplace',
+    skus: [MANAGED],
+    locationIds: [],
+    status: 'active',
+    lastSyncAt: null,
+    syncCount: 0,
+    createdAt: now,
+  });
   await ledger.apply({ sku: SKU, locationId: main, delta: 10, reason: 'restock', actor: 'test' });
 });
 afterAll(() => deps.close());
 
 describe('create', () => {
   test('201: a pending adjustment with the balance at creation; nothing moves yet', async () => {
-    const res = await post('/inventory/adjustments', {
+    const res = await api.post('/inventory/adjustments', {
       locationId: main,
       sku: SKU.toLowerCase(),
       newQuantity: 7,
@@ -130,7 +125,7 @@ describe('create', () => {
     expect(typeof res.body.createdBy).toBe('string');
     expect(Number.isNaN(Date.parse(res.body.createdAt))).toBe(false);
     expect(res.headers.get('location')).toBe(`/inventory/adjustments/${res.body.id}`);
-    expect((await get(`/inventory/adjustments/${res.body.id}`)).body).toEqual(res.body);
+    expect((await api.get(`/inventory/adjustments/${res.body.id}`)).body).toEqual(res.body);
     expect(await ledger.onHand(SKU, main)).toBe(10);
   });
 
@@ -141,7 +136,7 @@ describe('create', () => {
 
   test('all 11 reasons are accepted', async () => {
     for (const reason of ADJUSTMENT_REASONS) {
-      const res = await post('/inventory/adjustments', { locationId: main, sku: SKU, newQuantity: 10, reason });
+      const res = await api.post('/inventory/adjustments', { locationId: main, sku: SKU, newQuantity: 10, reason });
       expect([reason, res.status]).toEqual([reason, 201]);
     }
   });
@@ -225,9 +220,7 @@ describe('create', () => {
   test.each(rows)('%s → %i %s, nothing written', async (_name, status, code, make, message) => {
     const before = await written();
     const { body, raw } = make();
-    const res = await http(apiUrl, 'POST', '/inventory/adjustments', {
-      key,
-      body,
+    const res = await api.post('/inventory/adjustments', body, {
       raw,
       headers: raw !== undefined ? { 'content-type': 'application/json' } : undefined,
     });
@@ -239,17 +232,15 @@ describe('create', () => {
   test('Idempotency-Key: a retried create answers the first adjustment', async () => {
     const before = await written();
     const headers = { 'idempotency-key': `retry-${P}` };
-    const a = await post(
+    const a = await api.post(
       '/inventory/adjustments',
       { locationId: main, sku: SKU, newQuantity: 9, reason: 'theft' },
-      key,
-      headers,
+      { headers },
     );
-    const b = await post(
+    const b = await api.post(
       '/inventory/adjustments',
       { locationId: main, sku: SKU, newQuantity: 9, reason: 'theft' },
-      key,
-      headers,
+      { headers },
     );
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(b.body).toEqual(a.body);
@@ -263,22 +254,22 @@ describe('list and read', () => {
     const made = [];
     for (let i = 0; i < 3; i++) made.push(await createAdj({ sku, newQuantity: i }));
     made.push(await createAdj({ sku, newQuantity: 9, locationId: store }));
-    await post(`/inventory/adjustments/${made[0].id}/reject`, { reason: 'typo' });
-    const all = await get(`/inventory/adjustments?sku=${sku.toLowerCase()}`);
+    await api.post(`/inventory/adjustments/${made[0].id}/reject`, { reason: 'typo' });
+    const all = await api.get(`/inventory/adjustments?sku=${sku.toLowerCase()}`);
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ totalCount: 4, page: 1, limit: 50 });
     expect(all.body.adjustments.map((a: { id: string }) => a.id)).toEqual(made.map((m) => m.id).reverse()); // newest first
-    const pending = await get(`/inventory/adjustments?sku=${sku}&status=pending&locationId=${main}`);
+    const pending = await api.get(`/inventory/adjustments?sku=${sku}&status=pending&locationId=${main}`);
     expect(pending.body.adjustments.map((a: { id: string }) => a.id)).toEqual([made[2].id, made[1].id]);
-    const page2 = await get(`/inventory/adjustments?sku=${sku}&limit=3&page=2`);
+    const page2 = await api.get(`/inventory/adjustments?sku=${sku}&limit=3&page=2`);
     expect(page2.body).toMatchObject({ totalCount: 4, page: 2, limit: 3 });
     expect(page2.body.adjustments.map((a: { id: string }) => a.id)).toEqual([made[0].id]);
-    inv(await get('/inventory/adjustments?status=done'), 400, 'bad-request');
-    inv(await get('/inventory/adjustments?limit=0'), 400, 'bad-request');
+    inv(await api.get('/inventory/adjustments?status=done'), 400, 'bad-request');
+    inv(await api.get('/inventory/adjustments?limit=0'), 400, 'bad-request');
   });
 
   test('an unknown id is 404 not-found', async () => {
-    inv(await get('/inventory/adjustments/adj_NOPE'), 404, 'not-found');
+    inv(await api.get('/inventory/adjustments/adj_NOPE'), 404, 'not-found');
   });
 });
 
@@ -287,9 +278,9 @@ describe('state machine', () => {
   async function adjustmentIn(state: State) {
     const sku = await freshSku(5);
     const adj = await createAdj({ sku, newQuantity: 2 });
-    if (state === 'approved') expect((await post(`/inventory/adjustments/${adj.id}/approve`)).status).toBe(200);
+    if (state === 'approved') expect((await api.post(`/inventory/adjustments/${adj.id}/approve`)).status).toBe(200);
     if (state === 'rejected')
-      expect((await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'no' })).status).toBe(200);
+      expect((await api.post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'no' })).status).toBe(200);
     return { adj, sku };
   }
   const table: [State, 'approve' | 'reject', number, string][] = [
@@ -304,7 +295,7 @@ describe('state machine', () => {
     const { adj, sku } = await adjustmentIn(from);
     const stockBefore = await ledger.onHand(sku, main);
     const movesBefore = await tdb.collection(stockMovements).countDocuments({ sku });
-    const res = await post(
+    const res = await api.post(
       `/inventory/adjustments/${adj.id}/${action}`,
       action === 'reject' ? { reason: 'checked again' } : undefined,
     );
@@ -317,7 +308,7 @@ describe('state machine', () => {
     } else {
       inv(res, status, outcome);
       expect(res.body.details).toEqual({ status: from });
-      expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe(from);
+      expect((await api.get(`/inventory/adjustments/${adj.id}`)).body.status).toBe(from);
       expect(await ledger.onHand(sku, main)).toBe(stockBefore);
       expect(await tdb.collection(stockMovements).countDocuments({ sku })).toBe(movesBefore);
     }
@@ -326,7 +317,7 @@ describe('state machine', () => {
   test('approve: the ledger sets the balance to newQuantity under the key adj:<id>, with the reason and a reference', async () => {
     const sku = await freshSku(10);
     const adj = await createAdj({ sku, newQuantity: 6, reason: 'expired' });
-    const res = await post(`/inventory/adjustments/${adj.id}/approve`);
+    const res = await api.post(`/inventory/adjustments/${adj.id}/approve`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       id: adj.id,
@@ -348,7 +339,7 @@ describe('state machine', () => {
     const sku = await freshSku(10);
     const adj = await createAdj({ sku, newQuantity: 8 });
     await ledger.apply({ sku, locationId: main, delta: -5, reason: 'sale', actor: 'test' });
-    const res = await post(`/inventory/adjustments/${adj.id}/approve`);
+    const res = await api.post(`/inventory/adjustments/${adj.id}/approve`);
     expect(res.body).toMatchObject({ currentQuantity: 10, difference: -2, appliedDelta: 3, quantityAfter: 8 });
   });
 
@@ -356,11 +347,11 @@ describe('state machine', () => {
     const sku = await freshSku(4);
     const adj = await createAdj({ sku, newQuantity: 0 });
     for (const body of [undefined, {}, { reason: '' }, { reason: null }]) {
-      inv(await post(`/inventory/adjustments/${adj.id}/reject`, body), 400, 'bad-request/missing-reason');
+      inv(await api.post(`/inventory/adjustments/${adj.id}/reject`, body), 400, 'bad-request/missing-reason');
     }
-    inv(await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x', extra: 1 }), 400, 'bad-request');
-    expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
-    const res = await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'counted wrong' });
+    inv(await api.post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x', extra: 1 }), 400, 'bad-request');
+    expect((await api.get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
+    const res = await api.post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'counted wrong' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       status: 'rejected',
@@ -369,29 +360,27 @@ describe('state machine', () => {
       movementId: null,
     });
     expect(await ledger.onHand(sku, main)).toBe(4);
-    inv(await post('/inventory/adjustments/adj_NOPE/reject', { reason: 'x' }), 404, 'not-found');
-    inv(await post('/inventory/adjustments/adj_NOPE/approve'), 404, 'not-found');
+    inv(await api.post('/inventory/adjustments/adj_NOPE/reject', { reason: 'x' }), 404, 'not-found');
+    inv(await api.post('/inventory/adjustments/adj_NOPE/approve'), 404, 'not-found');
   });
 
   test('approve of an adjustment whose SKU an integration took over since: 403, still pending, nothing moved', async () => {
     const sku = await freshSku(3);
     const adj = await createAdj({ sku, newQuantity: 1 });
-    await tdb
-      .collection(inventoryHandlers)
-      .insertOne({
-        _id: `ih_${sku}`,
-        name: 'ERP',
-        type: 'erp',
-        skus: [sku],
-        locationIds: [],
-        status: 'active',
-        lastSyncAt: null,
-        syncCount: 0,
-        createdAt: new Date(),
-      });
+    await tdb.collection(inventoryHandlers).insertOne({
+      _id: `ih_${sku}`,
+      name: 'ERP',
+      type: 'erp',
+      skus: [sku],
+      locationIds: [],
+      status: 'active',
+      lastSyncAt: null,
+      syncCount: 0,
+      createdAt: new Date(),
+    });
     const before = await written();
-    inv(await post(`/inventory/adjustments/${adj.id}/approve`), 403, 'forbidden/inventory-handler');
-    expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
+    inv(await api.post(`/inventory/adjustments/${adj.id}/approve`), 403, 'forbidden/inventory-handler');
+    expect((await api.get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
     expect(await written()).toEqual(before);
     expect(await ledger.onHand(sku, main)).toBe(3);
   });
@@ -400,14 +389,14 @@ describe('state machine', () => {
     const sku = await freshSku(10);
     const adj = await createAdj({ sku, newQuantity: 25, reason: 'restock' });
     const results = await Promise.all(
-      Array.from({ length: 10 }, () => post(`/inventory/adjustments/${adj.id}/approve`)),
+      Array.from({ length: 10 }, () => api.post(`/inventory/adjustments/${adj.id}/approve`)),
     );
     expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
     for (const r of results.filter((r) => r.status === 409)) inv(r, 409, 'conflict/adjustment-approved');
     expect(await ledger.onHand(sku, main)).toBe(25);
     const moves = await tdb.collection(stockMovements).find({ sku }).toArray();
     expect(moves.map((m) => m.delta).sort((a, b) => a - b)).toEqual([10, 15]); // the seed, then the adjustment once
-    expect((await get(`/inventory/adjustments/${adj.id}`)).body).toMatchObject({
+    expect((await api.get(`/inventory/adjustments/${adj.id}`)).body).toMatchObject({
       status: 'approved',
       applied: true,
       appliedDelta: 15,
@@ -428,11 +417,11 @@ describe('state machine', () => {
         applyingUntil: new Date(Date.now() + 60_000),
       },
     });
-    inv(await post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
+    inv(await api.post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
     expect(await ledger.onHand(sku, main)).toBe(10);
     // the lease ran out
     await col.updateById(adj.id, { $set: { applyingUntil: new Date(Date.now() - 1000) } });
-    const results = await Promise.all([1, 2, 3].map(() => post(`/inventory/adjustments/${adj.id}/approve`)));
+    const results = await Promise.all([1, 2, 3].map(() => api.post(`/inventory/adjustments/${adj.id}/approve`)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     expect(results.find((r) => r.status === 200)!.body).toMatchObject({
       status: 'approved',
@@ -443,12 +432,12 @@ describe('state machine', () => {
     });
     expect(await ledger.onHand(sku, main)).toBe(4);
     expect(await tdb.collection(stockMovements).countDocuments({ sku })).toBe(2);
-    inv(await post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
+    inv(await api.post(`/inventory/adjustments/${adj.id}/approve`), 409, 'conflict/adjustment-approved');
   });
 });
 
 test('every adjustment, count, lot and report route is in /openapi.json with a summary and its scope', async () => {
-  const doc = (await http(apiUrl, 'GET', '/openapi.json')).body;
+  const doc = (await api.as(null).get('/openapi.json')).body;
   const expected: [string, string, string][] = [
     ['/inventory/adjustments', 'post', 'inventory:adjust'],
     ['/inventory/adjustments', 'get', 'inventory:read'],
@@ -484,18 +473,19 @@ test('every adjustment, count, lot and report route is in /openapi.json with a s
 describe('tenancy and auth', () => {
   test("another tenant's adjustment is 404 for every verb and absent from its list", async () => {
     const adj = await createAdj({ sku: SKU, newQuantity: 1 });
-    inv(await get(`/inventory/adjustments/${adj.id}`, other), 404, 'not-found');
-    inv(await post(`/inventory/adjustments/${adj.id}/approve`, undefined, other), 404, 'not-found');
-    inv(await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x' }, other), 404, 'not-found');
-    expect((await get('/inventory/adjustments', other)).body).toMatchObject({ adjustments: [], totalCount: 0 });
-    expect((await get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
+    inv(await api.as(other).get(`/inventory/adjustments/${adj.id}`), 404, 'not-found');
+    inv(await api.as(other).post(`/inventory/adjustments/${adj.id}/approve`), 404, 'not-found');
+    inv(await api.as(other).post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x' }), 404, 'not-found');
+    expect((await api.as(other).get('/inventory/adjustments')).body).toMatchObject({ adjustments: [], totalCount: 0 });
+    expect((await api.get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
     // and the other tenant cannot adjust this tenant's SKU: it does not have it
     inv(
-      await post(
-        '/inventory/adjustments',
-        { locationId: systemLocationId(tenantId), sku: SKU, newQuantity: 1, reason: 'damage' },
-        other,
-      ),
+      await api.as(other).post('/inventory/adjustments', {
+        locationId: systemLocationId(tenantId),
+        sku: SKU,
+        newQuantity: 1,
+        reason: 'damage',
+      }),
       404,
       'not-found',
     );
@@ -503,26 +493,53 @@ describe('tenancy and auth', () => {
 
   test('401 bad-request/missing-tenant without a valid key; 403 without the scope', async () => {
     const body = { locationId: main, sku: SKU, newQuantity: 1, reason: 'damage' };
-    inv(await http(apiUrl, 'POST', '/inventory/adjustments', { body }), 401, 'bad-request/missing-tenant');
-    inv(
-      await http(apiUrl, 'GET', '/inventory/adjustments', { key: 'bok_notarealkeyatallxxxxxxxx' }),
-      401,
-      'bad-request/missing-tenant',
-    );
+    inv(await api.as(null).post('/inventory/adjustments', body), 401, 'bad-request/missing-tenant');
+    inv(await api.as('bok_notarealkeyatallxxxxxxxx').get('/inventory/adjustments'), 401, 'bad-request/missing-tenant');
     const before = await written();
-    inv(await post('/inventory/adjustments', body, readOnly), 403, 'auth:permission_denied');
+    inv(await api.as(readOnly).post('/inventory/adjustments', body), 403, 'auth:permission_denied');
     const adj = await createAdj({ sku: SKU, newQuantity: 1 });
     const after = await written();
     expect(after.adj).toBe(before.adj + 1);
-    inv(await post(`/inventory/adjustments/${adj.id}/approve`, undefined, readOnly), 403, 'auth:permission_denied');
+    inv(await api.as(readOnly).post(`/inventory/adjustments/${adj.id}/approve`), 403, 'auth:permission_denied');
     inv(
-      await post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x' }, readOnly),
+      await api.as(readOnly).post(`/inventory/adjustments/${adj.id}/reject`, { reason: 'x' }),
       403,
       'auth:permission_denied',
     );
-    inv(await get('/inventory/adjustments', noInventory), 403, 'auth:permission_denied');
-    inv(await get(`/inventory/adjustments/${adj.id}`, noInventory), 403, 'auth:permission_denied');
-    expect((await get(`/inventory/adjustments/${adj.id}`, readOnly)).status).toBe(200);
+    inv(await api.as(noInventory).get('/inventory/adjustments'), 403, 'auth:permission_denied');
+    inv(await api.as(noInventory).get(`/inventory/adjustments/${adj.id}`), 403, 'auth:permission_denied');
+    expect((await api.as(readOnly).get(`/inventory/adjustments/${adj.id}`)).status).toBe(200);
     expect(await written()).toEqual(after);
+  });
+});
+
+describe('hostile input is a 4xx, never a 500, and writes nothing', () => {
+  /** JSON nested 5,000 levels deep under `field`: the body parser refuses it (deeper than 64) before any handler runs. */
+  const deeplyNested = (field: string, depth = 5000) => `{"${field}":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+  const asJson = { 'content-type': 'application/json' };
+
+  test('a create body nested 5,000 levels deep is 400 bad-request', async () => {
+    const before = await written();
+    const res = await api.post('/inventory/adjustments', undefined, { raw: deeplyNested('notes'), headers: asJson });
+    inv(res, 400, 'bad-request');
+    expect(await written()).toEqual(before);
+  });
+
+  test('a reject body nested 5,000 levels deep is 400 bad-request; the adjustment stays pending', async () => {
+    const adj = await createAdj({ sku: SKU, newQuantity: 1 });
+    const res = await api.post(`/inventory/adjustments/${adj.id}/reject`, undefined, {
+      raw: deeplyNested('reason'),
+      headers: asJson,
+    });
+    inv(res, 400, 'bad-request');
+    expect((await api.get(`/inventory/adjustments/${adj.id}`)).body.status).toBe('pending');
+  });
+
+  test('page or limit 1e309 on the list is 400 bad-request', async () => {
+    for (const query of [{ page: '1e309' }, { limit: '1e309' }]) {
+      const res = await api.get('/inventory/adjustments', { query });
+      inv(res, 400, 'bad-request');
+      expect(res.body.field).toBe(Object.keys(query)[0]);
+    }
   });
 });

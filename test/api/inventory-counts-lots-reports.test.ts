@@ -1,5 +1,6 @@
+import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack, type HttpResult } from '../helpers/stack';
+import { TestDeps } from '../helpers/stack';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Adjustments, adjustments } from '../../shared/inventory/adjustments';
 import { stockMovements } from '../../shared/inventory/collections';
@@ -10,9 +11,8 @@ import { lotCosts, valueOnHand } from '../../shared/inventory/lots';
 import { Locations, locations, systemLocationId } from '../../shared/locations/locations';
 
 /** Counts, lots and their valuation, stats and reports through HTTP on the real API process. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let other: string;
 let readOnly: string;
@@ -24,13 +24,10 @@ const store = `loc_cntstore_${Date.now().toString(36)}`;
 const P = `CLR${Date.now().toString(36).toUpperCase()}`;
 let n = 0;
 
-const post = (path: string, body?: unknown, k = key) => http(apiUrl, 'POST', path, { key: k, body });
-const put = (path: string, body?: unknown, k = key) => http(apiUrl, 'PUT', path, { key: k, body });
-const get = (path: string, k = key) => http(apiUrl, 'GET', path, { key: k });
 const inv = (res: HttpResult, status: number, code: string) => expectError(res, status, code, 'inventory');
 
 async function product(body: Record<string, unknown>) {
-  const res = await post('/products', { title: { value: String(body.sku) }, price: 10, ...body });
+  const res = await api.post('/products', { title: { value: String(body.sku) }, price: 10, ...body });
   if (res.status !== 201) throw new Error(`product → ${res.status} ${res.text}`);
   return res.body;
 }
@@ -43,14 +40,21 @@ async function freshSku(stock: number, cost = 4): Promise<string> {
 }
 
 async function openCount(body: Record<string, unknown> = {}) {
-  const res = await post('/inventory/counts', { name: `Count ${++n}`, locationId: main, countType: 'cycle', ...body });
+  const res = await api.post('/inventory/counts', {
+    name: `Count ${++n}`,
+    locationId: main,
+    countType: 'cycle',
+    ...body,
+  });
   if (res.status !== 201) throw new Error(`count → ${res.status} ${res.text}`);
   return res.body;
 }
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const tenant = await deps.tenantWithKey();
+  tenantId = tenant.tenantId;
+  api = new ApiClient(tenant.key);
   ({ key: other } = await deps.tenantWithKey());
   readOnly = (await deps.tenancy.issueKey(tenantId, ['inventory:read'])).key;
   noInventory = (await deps.tenancy.issueKey(tenantId, ['products:read'])).key;
@@ -58,24 +62,22 @@ beforeAll(async () => {
   ledger = new Ledger(tdb);
   main = systemLocationId(tenantId);
   const now = new Date();
-  await tdb
-    .collection(locations)
-    .insertOne({
-      _id: store,
-      name: 'Store',
-      type: 'location',
-      isDefault: false,
-      isSystem: false,
-      managedBy: null,
-      createdAt: now,
-      updatedAt: now,
-    });
+  await tdb.collection(locations).insertOne({
+    _id: store,
+    name: 'Store',
+    type: 'location',
+    isDefault: false,
+    isSystem: false,
+    managedBy: null,
+    createdAt: now,
+    updatedAt: now,
+  });
 });
 afterAll(() => deps.close());
 
 describe('counts', () => {
   test('create: 201 open with no items; read and list it', async () => {
-    const res = await post('/inventory/counts', { name: 'Aisle 3', locationId: store, countType: 'spot' });
+    const res = await api.post('/inventory/counts', { name: 'Aisle 3', locationId: store, countType: 'spot' });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       name: 'Aisle 3',
@@ -87,14 +89,14 @@ describe('counts', () => {
     });
     expect(res.body.id).toMatch(/^cnt_[0-9A-Z]{26}$/);
     expect(Number.isNaN(Date.parse(res.body.createdAt))).toBe(false);
-    expect((await get(`/inventory/counts/${res.body.id}`)).body).toEqual(res.body);
-    const list = await get(`/inventory/counts?locationId=${store}&status=open`);
+    expect((await api.get(`/inventory/counts/${res.body.id}`)).body).toEqual(res.body);
+    const list = await api.get(`/inventory/counts?locationId=${store}&status=open`);
     expect(list.status).toBe(200);
     expect(list.body.counts.map((c: { id: string }) => c.id)).toContain(res.body.id);
     expect(list.body).toMatchObject({ page: 1, limit: 50 });
     expect(list.body.totalCount).toBeGreaterThanOrEqual(1);
     for (const countType of ['full', 'cycle'])
-      expect((await post('/inventory/counts', { name: 'x', locationId: main, countType })).status).toBe(201);
+      expect((await api.post('/inventory/counts', { name: 'x', locationId: main, countType })).status).toBe(201);
   });
 
   const base = () => ({ name: 'Weekly', locationId: main, countType: 'full' });
@@ -121,7 +123,7 @@ describe('counts', () => {
     'create with %s → %i %s, nothing written',
     async (_name, status, code, body) => {
       const before = await tdb.collection(counts).countDocuments({});
-      inv(await post('/inventory/counts', body()), status, code);
+      inv(await api.post('/inventory/counts', body()), status, code);
       expect(await tdb.collection(counts).countDocuments({})).toBe(before);
     },
   );
@@ -130,7 +132,7 @@ describe('counts', () => {
     const a = await freshSku(10);
     const b = await freshSku(5);
     const count = await openCount();
-    const first = await put(`/inventory/counts/${count.id}/items`, {
+    const first = await api.put(`/inventory/counts/${count.id}/items`, {
       countItems: [
         { sku: a.toLowerCase(), countedQuantity: 7 },
         { sku: b, countedQuantity: 5 },
@@ -142,12 +144,14 @@ describe('counts', () => {
       [b, 5, 5, 0],
     ]);
     await ledger.apply({ sku: a, locationId: main, delta: 2, reason: 'restock', actor: 'test' });
-    const again = await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: a, countedQuantity: 11 }] });
+    const again = await api.put(`/inventory/counts/${count.id}/items`, {
+      countItems: [{ sku: a, countedQuantity: 11 }],
+    });
     expect(again.body.items.map((i: any) => [i.sku, i.expectedQuantity, i.countedQuantity, i.difference])).toEqual([
       [b, 5, 5, 0],
       [a, 12, 11, -1],
     ]);
-    expect((await get(`/inventory/counts/${count.id}`)).body.items).toEqual(again.body.items);
+    expect((await api.get(`/inventory/counts/${count.id}`)).body.items).toEqual(again.body.items);
     expect(await ledger.onHand(a, main)).toBe(12); // counting moves nothing
   });
 
@@ -155,32 +159,30 @@ describe('counts', () => {
     const skus = await Promise.all([1, 2, 3, 4].map(() => freshSku(1)));
     const count = await openCount();
     const results = await Promise.all(
-      skus.map((sku) => put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 2 }] })),
+      skus.map((sku) => api.put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 2 }] })),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    expect((await get(`/inventory/counts/${count.id}`)).body.items.map((i: { sku: string }) => i.sku).sort()).toEqual(
-      [...skus].sort(),
-    );
+    expect(
+      (await api.get(`/inventory/counts/${count.id}`)).body.items.map((i: { sku: string }) => i.sku).sort(),
+    ).toEqual([...skus].sort());
   });
 
   test('items: invalid or empty → 400 bad-request/invalid-items; unknown SKU 404, managed 403, unknown count 404; nothing written', async () => {
     const sku = await freshSku(1);
     const managed = await freshSku(1);
-    await tdb
-      .collection(inventoryHandlers)
-      .insertOne({
-        _id: `ih_${managed}`,
-        name: 'ERP',
-        type: 'erp',
-        skus: [managed],
-        locationIds: [],
-        status: 'active',
-        lastSyncAt: null,
-        syncCount: 0,
-        createdAt: new Date(),
-      });
+    await tdb.collection(inventoryHandlers).insertOne({
+      _id: `ih_${managed}`,
+      name: 'ERP',
+      type: 'erp',
+      skus: [managed],
+      locationIds: [],
+      status: 'active',
+      lastSyncAt: null,
+      syncCount: 0,
+      createdAt: new Date(),
+    });
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }] });
+    await api.put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }] });
     const before = await tdb.collection(counts).findOne({ _id: count.id });
     const invalid: unknown[] = [
       undefined,
@@ -203,7 +205,7 @@ describe('counts', () => {
       { countItems: [null] },
     ];
     for (const body of invalid) {
-      const res = await put(`/inventory/counts/${count.id}/items`, body);
+      const res = await api.put(`/inventory/counts/${count.id}/items`, body);
       expect([JSON.stringify(body), res.status, res.body.code]).toEqual([
         JSON.stringify(body),
         400,
@@ -211,12 +213,12 @@ describe('counts', () => {
       ]);
     }
     inv(
-      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }], extra: true }),
+      await api.put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }], extra: true }),
       400,
       'bad-request',
     );
     inv(
-      await put(`/inventory/counts/${count.id}/items`, {
+      await api.put(`/inventory/counts/${count.id}/items`, {
         countItems: [
           { sku, countedQuantity: 3 },
           { sku: `${P}-NOPE`, countedQuantity: 1 },
@@ -226,7 +228,7 @@ describe('counts', () => {
       'not-found',
     );
     inv(
-      await put(`/inventory/counts/${count.id}/items`, {
+      await api.put(`/inventory/counts/${count.id}/items`, {
         countItems: [
           { sku, countedQuantity: 3 },
           { sku: managed, countedQuantity: 1 },
@@ -235,7 +237,11 @@ describe('counts', () => {
       403,
       'forbidden/inventory-handler',
     );
-    inv(await put('/inventory/counts/cnt_NOPE/items', { countItems: [{ sku, countedQuantity: 1 }] }), 404, 'not-found');
+    inv(
+      await api.put('/inventory/counts/cnt_NOPE/items', { countItems: [{ sku, countedQuantity: 1 }] }),
+      404,
+      'not-found',
+    );
     expect(await tdb.collection(counts).findOne({ _id: count.id })).toEqual(before);
   });
 
@@ -244,14 +250,14 @@ describe('counts', () => {
     const same = await freshSku(5);
     const fresh = await freshSku(0);
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, {
+    await api.put(`/inventory/counts/${count.id}/items`, {
       countItems: [
         { sku: over, countedQuantity: 8 },
         { sku: same, countedQuantity: 5 },
         { sku: fresh, countedQuantity: 4 },
       ],
     });
-    const res = await post(`/inventory/counts/${count.id}/complete`);
+    const res = await api.post(`/inventory/counts/${count.id}/complete`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'completed', summary: { itemsCounted: 3, discrepancies: 2 } });
     expect(res.body.summary.adjustments).toHaveLength(2);
@@ -262,7 +268,7 @@ describe('counts', () => {
       await ledger.onHand(fresh, main),
     ]).toEqual([8, 5, 4]);
     const adj = await Promise.all(
-      res.body.summary.adjustments.map((id: string) => get(`/inventory/adjustments/${id}`)),
+      res.body.summary.adjustments.map((id: string) => api.get(`/inventory/adjustments/${id}`)),
     );
     expect(
       adj
@@ -297,9 +303,9 @@ describe('counts', () => {
       adj: await tdb.collection(adjustments).countDocuments({}),
       mov: await tdb.collection(stockMovements).countDocuments({}),
     };
-    inv(await post(`/inventory/counts/${count.id}/complete`), 409, 'conflict/count-completed');
+    inv(await api.post(`/inventory/counts/${count.id}/complete`), 409, 'conflict/count-completed');
     inv(
-      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: same, countedQuantity: 1 }] }),
+      await api.put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: same, countedQuantity: 1 }] }),
       409,
       'conflict/count-completed',
     );
@@ -309,7 +315,7 @@ describe('counts', () => {
     }).toEqual(before);
     // its corrections are approved already: approving or rejecting them again is 409
     inv(
-      await post(`/inventory/adjustments/${res.body.summary.adjustments[0]}/approve`),
+      await api.post(`/inventory/adjustments/${res.body.summary.adjustments[0]}/approve`),
       409,
       'conflict/adjustment-approved',
     );
@@ -318,13 +324,13 @@ describe('counts', () => {
   test('two concurrent completes: one 200, one 409 conflict/count-completed; every correction applied once', async () => {
     const skus = await Promise.all([10, 20, 30, 40, 50].map((s) => freshSku(s)));
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, {
+    await api.put(`/inventory/counts/${count.id}/items`, {
       countItems: skus.map((sku, i) => ({ sku, countedQuantity: i * 3 })),
     });
     const results = await Promise.all([
-      post(`/inventory/counts/${count.id}/complete`),
-      post(`/inventory/counts/${count.id}/complete`),
-      post(`/inventory/counts/${count.id}/complete`),
+      api.post(`/inventory/counts/${count.id}/complete`),
+      api.post(`/inventory/counts/${count.id}/complete`),
+      api.post(`/inventory/counts/${count.id}/complete`),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     for (const r of results.filter((r) => r.status === 409)) inv(r, 409, 'conflict/count-completed');
@@ -344,7 +350,7 @@ describe('counts', () => {
     const a = await freshSku(10);
     const b = await freshSku(10);
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, {
+    await api.put(`/inventory/counts/${count.id}/items`, {
       countItems: [
         { sku: a, countedQuantity: 1 },
         { sku: b, countedQuantity: 2 },
@@ -356,7 +362,7 @@ describe('counts', () => {
     const doc = (await col.findOne({ _id: count.id })) as CountDoc;
     await new Adjustments(tdb, 'crashed').correctFromCount(doc, doc.items[0]);
     expect(await ledger.onHand(a, main)).toBe(1);
-    const res = await post(`/inventory/counts/${count.id}/complete`);
+    const res = await api.post(`/inventory/counts/${count.id}/complete`);
     expect(res.status).toBe(200);
     expect(res.body.summary).toMatchObject({ itemsCounted: 2, discrepancies: 2 });
     expect([await ledger.onHand(a, main), await ledger.onHand(b, main)]).toEqual([1, 2]);
@@ -365,25 +371,23 @@ describe('counts', () => {
   });
 
   test('complete: unknown count 404; a SKU an integration took over since counting: 403 and nothing written', async () => {
-    inv(await post('/inventory/counts/cnt_NOPE/complete'), 404, 'not-found');
+    inv(await api.post('/inventory/counts/cnt_NOPE/complete'), 404, 'not-found');
     const sku = await freshSku(3);
     const count = await openCount();
-    await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }] });
-    await tdb
-      .collection(inventoryHandlers)
-      .insertOne({
-        _id: `ih_${sku}`,
-        name: 'ERP',
-        type: 'erp',
-        skus: [sku],
-        locationIds: [],
-        status: 'active',
-        lastSyncAt: null,
-        syncCount: 0,
-        createdAt: new Date(),
-      });
-    inv(await post(`/inventory/counts/${count.id}/complete`), 403, 'forbidden/inventory-handler');
-    expect((await get(`/inventory/counts/${count.id}`)).body.status).toBe('open');
+    await api.put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku, countedQuantity: 1 }] });
+    await tdb.collection(inventoryHandlers).insertOne({
+      _id: `ih_${sku}`,
+      name: 'ERP',
+      type: 'erp',
+      skus: [sku],
+      locationIds: [],
+      status: 'active',
+      lastSyncAt: null,
+      syncCount: 0,
+      createdAt: new Date(),
+    });
+    inv(await api.post(`/inventory/counts/${count.id}/complete`), 403, 'forbidden/inventory-handler');
+    expect((await api.get(`/inventory/counts/${count.id}`)).body.status).toBe('open');
     expect(await ledger.onHand(sku, main)).toBe(3);
   });
 });
@@ -396,12 +400,12 @@ describe('lots and valuation', () => {
 
   /** Receives stock with an approved adjustment (which notes the product's cost at that moment). */
   async function receiveTo(newQuantity: number) {
-    const adj = await post('/inventory/adjustments', { locationId: main, sku, newQuantity, reason: 'restock' });
-    expect((await post(`/inventory/adjustments/${adj.body.id}/approve`)).status).toBe(200);
+    const adj = await api.post('/inventory/adjustments', { locationId: main, sku, newQuantity, reason: 'restock' });
+    expect((await api.post(`/inventory/adjustments/${adj.body.id}/approve`)).status).toBe(200);
     lotNumbers.push(`adj:${adj.body.id}`);
   }
   async function setCost(cost: number) {
-    expect((await put(`/products/${productId}`, { ...productBody, cost })).status).toBe(200);
+    expect((await api.put(`/products/${productId}`, { ...productBody, cost })).status).toBe(200);
   }
 
   beforeAll(async () => {
@@ -426,7 +430,7 @@ describe('lots and valuation', () => {
   });
 
   test('GET /inventory/lots: every receipt, newest first, with the cost noted when it came in', async () => {
-    const res = await get(`/inventory/lots?sku=${sku.toLowerCase()}`);
+    const res = await api.get(`/inventory/lots?sku=${sku.toLowerCase()}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ totalCount: 3, page: 1, limit: 50 });
     expect(
@@ -445,26 +449,26 @@ describe('lots and valuation', () => {
       [lotNumbers[0], sku, main, 10, 2, 'recorded', 'restock'],
     ]);
     expect(Number.isNaN(Date.parse(res.body.lots[0].receivedAt))).toBe(false);
-    const paged = await get(`/inventory/lots?sku=${sku}&locationId=${main}&limit=1&page=3`);
+    const paged = await api.get(`/inventory/lots?sku=${sku}&locationId=${main}&limit=1&page=3`);
     expect(paged.body.lots.map((l: any) => l.lotNumber)).toEqual([lotNumbers[0]]);
-    expect((await get(`/inventory/lots?sku=${sku}&locationId=${store}`)).body).toMatchObject({
+    expect((await api.get(`/inventory/lots?sku=${sku}&locationId=${store}`)).body).toMatchObject({
       lots: [],
       totalCount: 0,
     });
   });
 
   test('GET /inventory/lots/{lotNumber}: one lot; a sale, an unknown number or another tenant’s lot is 404', async () => {
-    const res = await get(`/inventory/lots/${encodeURIComponent(lotNumbers[1])}`);
+    const res = await api.get(`/inventory/lots/${encodeURIComponent(lotNumbers[1])}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ lotNumber: lotNumbers[1], sku, locationId: main, quantity: 5, costPerUnit: 3 });
-    inv(await get(`/inventory/lots/${encodeURIComponent(`sale-${sku}`)}`), 404, 'not-found');
-    inv(await get('/inventory/lots/nope'), 404, 'not-found');
-    inv(await get(`/inventory/lots/${encodeURIComponent(lotNumbers[1])}`, other), 404, 'not-found');
-    expect((await get('/inventory/lots', other)).body).toMatchObject({ lots: [], totalCount: 0 });
+    inv(await api.get(`/inventory/lots/${encodeURIComponent(`sale-${sku}`)}`), 404, 'not-found');
+    inv(await api.get('/inventory/lots/nope'), 404, 'not-found');
+    inv(await api.as(other).get(`/inventory/lots/${encodeURIComponent(lotNumbers[1])}`), 404, 'not-found');
+    expect((await api.as(other).get('/inventory/lots')).body).toMatchObject({ lots: [], totalCount: 0 });
   });
 
   test('valuation by hand: FIFO keeps the newest receipts, LIFO the oldest, average the weighted receipt cost', async () => {
-    const v = (method: string) => get(`/inventory/lots/sku/${sku}/valuation?locationId=${main}&method=${method}`);
+    const v = (method: string) => api.get(`/inventory/lots/sku/${sku}/valuation?locationId=${main}&method=${method}`);
     const fifo = await v('fifo');
     expect(fifo.status).toBe(200);
     // 4 @ 5 + 5 @ 3 + 7 @ 2 = 20 + 15 + 14 = 49
@@ -492,13 +496,13 @@ describe('lots and valuation', () => {
     // (10·2 + 5·3 + 4·5) / 19 = 55/19 = 2.894736…; × 16 = 46.3157…
     const avg = await v('average');
     expect(avg.body).toMatchObject({ method: 'average', quantity: 16, totalValue: 46.32, unitCost: 2.8947 });
-    expect((await get(`/inventory/lots/sku/${sku.toLowerCase()}/valuation?locationId=${main}`)).body.method).toBe(
+    expect((await api.get(`/inventory/lots/sku/${sku.toLowerCase()}/valuation?locationId=${main}`)).body.method).toBe(
       'fifo',
     );
   });
 
   test('valuation with nothing on hand is 0; a lot whose path noted no cost uses the current catalog cost', async () => {
-    const empty = await get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=average`);
+    const empty = await api.get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=average`);
     expect(empty.body).toMatchObject({ quantity: 0, totalValue: 0, lots: [] });
     await ledger.apply({
       sku,
@@ -508,9 +512,9 @@ describe('lots and valuation', () => {
       actor: 'test',
       idempotencyKey: `direct-${sku}`,
     });
-    const lot = await get(`/inventory/lots/${encodeURIComponent(`direct-${sku}`)}`);
+    const lot = await api.get(`/inventory/lots/${encodeURIComponent(`direct-${sku}`)}`);
     expect(lot.body).toMatchObject({ quantity: 2, costPerUnit: 5, costSource: 'catalog' });
-    expect((await get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=lifo`)).body).toMatchObject({
+    expect((await api.get(`/inventory/lots/sku/${sku}/valuation?locationId=${store}&method=lifo`)).body).toMatchObject({
       quantity: 2,
       totalValue: 10,
       unitCost: 5,
@@ -518,12 +522,16 @@ describe('lots and valuation', () => {
   });
 
   test('valuation errors: 400 bad-request/missing-location, 404 not-found for an unknown SKU, 404 not-found/location, 400 for a bad method', async () => {
-    inv(await get(`/inventory/lots/sku/${sku}/valuation`), 400, 'bad-request/missing-location');
-    inv(await get(`/inventory/lots/sku/${sku}/valuation?method=fifo&locationId=`), 400, 'bad-request/missing-location');
-    inv(await get(`/inventory/lots/sku/${P}-NOPE/valuation?locationId=${main}`), 404, 'not-found');
-    inv(await get(`/inventory/lots/sku/${sku}/valuation?locationId=loc_nowhere`), 404, 'not-found/location');
-    inv(await get(`/inventory/lots/sku/${sku}/valuation?locationId=${main}&method=hifo`), 400, 'bad-request');
-    inv(await get(`/inventory/lots/sku/${sku}/valuation?locationId=${main}`, other), 404, 'not-found');
+    inv(await api.get(`/inventory/lots/sku/${sku}/valuation`), 400, 'bad-request/missing-location');
+    inv(
+      await api.get(`/inventory/lots/sku/${sku}/valuation?method=fifo&locationId=`),
+      400,
+      'bad-request/missing-location',
+    );
+    inv(await api.get(`/inventory/lots/sku/${P}-NOPE/valuation?locationId=${main}`), 404, 'not-found');
+    inv(await api.get(`/inventory/lots/sku/${sku}/valuation?locationId=loc_nowhere`), 404, 'not-found/location');
+    inv(await api.get(`/inventory/lots/sku/${sku}/valuation?locationId=${main}&method=hifo`), 400, 'bad-request');
+    inv(await api.as(other).get(`/inventory/lots/sku/${sku}/valuation?locationId=${main}`), 404, 'not-found');
   });
 
   test('valueOnHand: more on hand than every receipt values the rest at the fallback cost', () => {
@@ -551,7 +559,7 @@ describe('lots and valuation', () => {
 });
 
 describe('stats and reports (a tenant of their own)', () => {
-  let rKey: string;
+  let rApi: ApiClient;
   let rTenant: TenantDb;
   let rMain: string;
   const rStore = `loc_rstore_${Date.now().toString(36)}`;
@@ -565,31 +573,24 @@ describe('stats and reports (a tenant of their own)', () => {
 
   beforeAll(async () => {
     const t = await deps.tenantWithKey();
-    rKey = t.key;
+    rApi = new ApiClient(t.key);
     rTenant = new TenantDb(deps.db, t.tenantId);
     rMain = (await new Locations(rTenant).system())._id;
     const now = new Date();
-    await rTenant
-      .collection(locations)
-      .insertOne({
-        _id: rStore,
-        name: 'Store',
-        type: 'location',
-        isDefault: false,
-        isSystem: false,
-        managedBy: null,
-        createdAt: now,
-        updatedAt: now,
-      });
+    await rTenant.collection(locations).insertOne({
+      _id: rStore,
+      name: 'Store',
+      type: 'location',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    });
     const make = async (body: Record<string, unknown>) =>
-      expect(
-        (
-          await http(apiUrl, 'POST', '/products', {
-            key: rKey,
-            body: { title: { value: String(body.sku) }, price: 10, ...body },
-          })
-        ).status,
-      ).toBe(201);
+      expect((await rApi.post('/products', { title: { value: String(body.sku) }, price: 10, ...body })).status).toBe(
+        201,
+      );
     await make({ sku: A, cost: 1 });
     await make({ sku: B, cost: 10, minAlertStock: 2 });
     await make({
@@ -616,16 +617,14 @@ describe('stats and reports (a tenant of their own)', () => {
     t1 = new Date();
   });
 
-  const report = (body: unknown, k = rKey) => http(apiUrl, 'POST', '/inventory/reports', { key: k, body });
-
   test('GET /inventory/stats', async () => {
-    const res = await http(apiUrl, 'GET', '/inventory/stats', { key: rKey });
+    const res = await rApi.get('/inventory/stats');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ totalSkus: 4, totalUnits: 32, locations: 2, lowStock: 2, outOfStock: 1 });
   });
 
   test('stock-levels: one row per balance, narrowed by location', async () => {
-    const res = await report({ reportType: 'stock-levels' });
+    const res = await rApi.post('/inventory/reports', { reportType: 'stock-levels' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       reportType: 'stock-levels',
@@ -643,26 +642,30 @@ describe('stats and reports (a tenant of their own)', () => {
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0])) || String(x[1]).localeCompare(String(y[1]))),
     );
     expect(res.body.rows.find((r: any) => r.sku === CV).name).toBe('C variant');
-    const atStore = await report({ reportType: 'stock-levels', locationId: rStore });
+    const atStore = await rApi.post('/inventory/reports', { reportType: 'stock-levels', locationId: rStore });
     expect(atStore.body.rows.map((r: any) => r.sku)).toEqual([B, CV]);
     expect(atStore.body.totals).toEqual({ rows: 2, skus: 2, units: 19 });
   });
 
   test('low-stock and out-of-stock: one row per SKU over the scope', async () => {
-    const low = await report({ reportType: 'low-stock' });
+    const low = await rApi.post('/inventory/reports', { reportType: 'low-stock' });
     expect(low.body.rows.map((r: any) => [r.sku, r.onHand, r.minAlertStock, r.shortfall])).toEqual([
       [A, 3, 5, 2],
       [CV, 15, 20, 5],
     ]);
     expect(low.body.totals).toEqual({ skus: 2, units: 18, shortfall: 7 });
-    expect((await report({ reportType: 'low-stock', locationId: rMain })).body.rows.map((r: any) => r.sku)).toEqual([
-      A,
-    ]);
+    expect(
+      (await rApi.post('/inventory/reports', { reportType: 'low-stock', locationId: rMain })).body.rows.map(
+        (r: any) => r.sku,
+      ),
+    ).toEqual([A]);
     // at the store alone, B's 4 is still above its minimum of 2
-    expect((await report({ reportType: 'low-stock', locationId: rStore })).body.rows.map((r: any) => r.sku)).toEqual([
-      CV,
-    ]);
-    const out = await report({ reportType: 'out-of-stock' });
+    expect(
+      (await rApi.post('/inventory/reports', { reportType: 'low-stock', locationId: rStore })).body.rows.map(
+        (r: any) => r.sku,
+      ),
+    ).toEqual([CV]);
+    const out = await rApi.post('/inventory/reports', { reportType: 'out-of-stock' });
     expect(out.body.rows.map((r: any) => [r.sku, r.onHand, r.locations])).toEqual([
       [D, 0, [{ locationId: rMain, onHand: 0 }]],
     ]);
@@ -670,7 +673,7 @@ describe('stats and reports (a tenant of their own)', () => {
   });
 
   test('valuation: on hand × average receipt cost per balance', async () => {
-    const res = await report({ reportType: 'valuation' });
+    const res = await rApi.post('/inventory/reports', { reportType: 'valuation' });
     expect(res.body.rows.map((r: any) => [r.sku, r.locationId, r.onHand, r.unitCost, r.value])).toEqual(
       [
         [A, rMain, 3, 1, 3],
@@ -680,7 +683,9 @@ describe('stats and reports (a tenant of their own)', () => {
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0])) || String(x[1]).localeCompare(String(y[1]))),
     );
     expect(res.body.totals).toEqual({ rows: 4, skus: 3, units: 32, value: 252 });
-    expect((await report({ reportType: 'valuation', locationId: rStore })).body.totals).toEqual({
+    expect(
+      (await rApi.post('/inventory/reports', { reportType: 'valuation', locationId: rStore })).body.totals,
+    ).toEqual({
       rows: 2,
       skus: 2,
       units: 19,
@@ -689,7 +694,11 @@ describe('stats and reports (a tenant of their own)', () => {
   });
 
   test('movements: applied ledger entries in the period', async () => {
-    const res = await report({ reportType: 'movements', from: t0.toISOString(), to: t1.toISOString() });
+    const res = await rApi.post('/inventory/reports', {
+      reportType: 'movements',
+      from: t0.toISOString(),
+      to: t1.toISOString(),
+    });
     expect(res.status).toBe(200);
     expect(res.body.rows).toHaveLength(7);
     expect(res.body.totals).toEqual({ movements: 7, unitsIn: 34, unitsOut: 2, net: 32 });
@@ -701,25 +710,35 @@ describe('stats and reports (a tenant of their own)', () => {
       balanceAfter: 0,
       locationId: rMain,
     });
-    const atStore = await report({ reportType: 'movements', locationId: rStore });
+    const atStore = await rApi.post('/inventory/reports', { reportType: 'movements', locationId: rStore });
     expect(atStore.body.totals).toEqual({ movements: 2, unitsIn: 19, unitsOut: 0, net: 19 });
-    const later = await report({ reportType: 'movements', from: new Date(Date.now() + 60_000).toISOString() });
+    const later = await rApi.post('/inventory/reports', {
+      reportType: 'movements',
+      from: new Date(Date.now() + 60_000).toISOString(),
+    });
     expect(later.body.rows).toEqual([]);
   });
 
   test('report errors: missing-body, missing-type, invalid-report, not-found/location, bad dates', async () => {
-    inv(await report(undefined), 400, 'bad-request/missing-body');
-    inv(await report({}), 400, 'bad-request/missing-body');
-    inv(await report({ locationId: rMain }), 400, 'bad-request/missing-type');
-    inv(await report({ reportType: 'inventory-turns' }), 400, 'bad-request/invalid-report');
-    inv(await report({ reportType: 7 }), 400, 'bad-request/invalid-report');
-    inv(await report({ reportType: 'stock-levels', locationId: 'loc_nowhere' }), 404, 'not-found/location');
-    inv(await report({ reportType: 'movements', from: 'yesterday' }), 400, 'bad-request');
-    inv(await report({ reportType: 'movements', from: t1.toISOString(), to: t0.toISOString() }), 400, 'bad-request');
-    inv(await report({ reportType: 'movements', format: 'csv' }), 400, 'bad-request');
+    inv(await rApi.post('/inventory/reports'), 400, 'bad-request/missing-body');
+    inv(await rApi.post('/inventory/reports', {}), 400, 'bad-request/missing-body');
+    inv(await rApi.post('/inventory/reports', { locationId: rMain }), 400, 'bad-request/missing-type');
+    inv(await rApi.post('/inventory/reports', { reportType: 'inventory-turns' }), 400, 'bad-request/invalid-report');
+    inv(await rApi.post('/inventory/reports', { reportType: 7 }), 400, 'bad-request/invalid-report');
     inv(
-      await http(apiUrl, 'POST', '/inventory/reports', {
-        key: rKey,
+      await rApi.post('/inventory/reports', { reportType: 'stock-levels', locationId: 'loc_nowhere' }),
+      404,
+      'not-found/location',
+    );
+    inv(await rApi.post('/inventory/reports', { reportType: 'movements', from: 'yesterday' }), 400, 'bad-request');
+    inv(
+      await rApi.post('/inventory/reports', { reportType: 'movements', from: t1.toISOString(), to: t0.toISOString() }),
+      400,
+      'bad-request',
+    );
+    inv(await rApi.post('/inventory/reports', { reportType: 'movements', format: 'csv' }), 400, 'bad-request');
+    inv(
+      await rApi.post('/inventory/reports', undefined, {
         raw: '{"reportType":',
         headers: { 'content-type': 'application/json' },
       }),
@@ -729,25 +748,31 @@ describe('stats and reports (a tenant of their own)', () => {
   });
 
   test('another tenant sees only its own figures', async () => {
-    const res = await http(apiUrl, 'GET', '/inventory/stats', { key: other });
+    const res = await api.as(other).get('/inventory/stats');
     expect(res.body).toMatchObject({ totalSkus: 0, totalUnits: 0, lowStock: 0, outOfStock: 0 });
-    expect((await report({ reportType: 'stock-levels' }, other)).body.rows).toEqual([]);
-    inv(await report({ reportType: 'stock-levels', locationId: rStore }, other), 404, 'not-found/location');
+    expect((await api.as(other).post('/inventory/reports', { reportType: 'stock-levels' })).body.rows).toEqual([]);
+    inv(
+      await api.as(other).post('/inventory/reports', { reportType: 'stock-levels', locationId: rStore }),
+      404,
+      'not-found/location',
+    );
   });
 });
 
 describe('tenancy and auth', () => {
   test("another tenant's count is 404 for every verb", async () => {
     const count = await openCount();
-    inv(await get(`/inventory/counts/${count.id}`, other), 404, 'not-found');
+    inv(await api.as(other).get(`/inventory/counts/${count.id}`), 404, 'not-found');
     inv(
-      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }, other),
+      await api
+        .as(other)
+        .put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }),
       404,
       'not-found',
     );
-    inv(await post(`/inventory/counts/${count.id}/complete`, undefined, other), 404, 'not-found');
-    expect((await get('/inventory/counts', other)).body).toMatchObject({ counts: [], totalCount: 0 });
-    expect((await get(`/inventory/counts/${count.id}`)).body.status).toBe('open');
+    inv(await api.as(other).post(`/inventory/counts/${count.id}/complete`), 404, 'not-found');
+    expect((await api.as(other).get('/inventory/counts')).body).toMatchObject({ counts: [], totalCount: 0 });
+    expect((await api.get(`/inventory/counts/${count.id}`)).body.status).toBe('open');
   });
 
   test('401 bad-request/missing-tenant without a key; 403 without the scope', async () => {
@@ -760,20 +785,22 @@ describe('tenancy and auth', () => {
       ['POST', '/inventory/reports'],
       ['GET', `/inventory/lots/sku/X/valuation?locationId=${main}`],
     ]) {
-      inv(await http(apiUrl, method, path, {}), 401, 'bad-request/missing-tenant');
+      inv(await api.as(null).request(method, path), 401, 'bad-request/missing-tenant');
     }
     const before = await tdb.collection(counts).countDocuments({});
     inv(
-      await post('/inventory/counts', { name: 'x', locationId: main, countType: 'full' }, readOnly),
+      await api.as(readOnly).post('/inventory/counts', { name: 'x', locationId: main, countType: 'full' }),
       403,
       'auth:permission_denied',
     );
     inv(
-      await put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }, readOnly),
+      await api
+        .as(readOnly)
+        .put(`/inventory/counts/${count.id}/items`, { countItems: [{ sku: 'X', countedQuantity: 1 }] }),
       403,
       'auth:permission_denied',
     );
-    inv(await post(`/inventory/counts/${count.id}/complete`, undefined, readOnly), 403, 'auth:permission_denied');
+    inv(await api.as(readOnly).post(`/inventory/counts/${count.id}/complete`), 403, 'auth:permission_denied');
     expect(await tdb.collection(counts).countDocuments({})).toBe(before);
     for (const path of [
       '/inventory/counts',
@@ -782,10 +809,57 @@ describe('tenancy and auth', () => {
       '/inventory/stats',
       `/inventory/lots/sku/X/valuation?locationId=${main}`,
     ]) {
-      inv(await get(path, noInventory), 403, 'auth:permission_denied');
-      expect((await get(path.replace('/X/', `/${P}-LOTS/`), readOnly)).status).toBe(200);
+      inv(await api.as(noInventory).get(path), 403, 'auth:permission_denied');
+      expect((await api.as(readOnly).get(path.replace('/X/', `/${P}-LOTS/`))).status).toBe(200);
     }
-    inv(await post('/inventory/reports', { reportType: 'stock-levels' }, noInventory), 403, 'auth:permission_denied');
-    expect((await post('/inventory/reports', { reportType: 'stock-levels' }, readOnly)).status).toBe(200);
+    inv(
+      await api.as(noInventory).post('/inventory/reports', { reportType: 'stock-levels' }),
+      403,
+      'auth:permission_denied',
+    );
+    expect((await api.as(readOnly).post('/inventory/reports', { reportType: 'stock-levels' })).status).toBe(200);
+  });
+});
+
+describe('hostile input is a 4xx, never a 500, and writes nothing', () => {
+  /** JSON nested 5,000 levels deep under `field`: the body parser refuses it (deeper than 64) before any handler runs. */
+  const deeplyNested = (field: string, depth = 5000) => `{"${field}":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+  const asJson = { 'content-type': 'application/json' };
+
+  test('a count body nested 5,000 levels deep is 400 bad-request', async () => {
+    const before = await tdb.collection(counts).countDocuments({});
+    inv(
+      await api.post('/inventory/counts', undefined, { raw: deeplyNested('notes'), headers: asJson }),
+      400,
+      'bad-request',
+    );
+    expect(await tdb.collection(counts).countDocuments({})).toBe(before);
+  });
+
+  test('count items nested 5,000 levels deep are 400 bad-request; the count is unchanged', async () => {
+    const count = await openCount();
+    const before = await tdb.collection(counts).findOne({ _id: count.id });
+    const res = await api.put(`/inventory/counts/${count.id}/items`, undefined, {
+      raw: deeplyNested('countItems'),
+      headers: asJson,
+    });
+    inv(res, 400, 'bad-request');
+    expect(await tdb.collection(counts).findOne({ _id: count.id })).toEqual(before);
+  });
+
+  test('a report body nested 5,000 levels deep is 400 bad-request', async () => {
+    inv(
+      await api.post('/inventory/reports', undefined, { raw: deeplyNested('locationId'), headers: asJson }),
+      400,
+      'bad-request',
+    );
+  });
+
+  test.each(['/inventory/counts', '/inventory/lots'])('page or limit 1e309 on %s is 400 bad-request', async (path) => {
+    for (const query of [{ page: '1e309' }, { limit: '1e309' }]) {
+      const res = await api.get(path, { query });
+      inv(res, 400, 'bad-request');
+      expect(res.body.field).toBe(Object.keys(query)[0]);
+    }
   });
 });

@@ -1,17 +1,15 @@
+import { ApiClient } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
+import { TestDeps } from '../helpers/stack';
 
 /** CRUD and catalog reads through HTTP on the real API process, over a small catalog of one tenant. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let other: string;
 const P = `E${Date.now().toString(36).toUpperCase()}`; // a prefix of this run's SKUs
 
-const get = (path: string, k = key) => http(apiUrl, 'GET', path, { key: k });
-
 async function create(body: Record<string, unknown>) {
-  const res = await http(apiUrl, 'POST', '/products', { key, body });
+  const res = await api.post('/products', body);
   if (res.status !== 201) throw new Error(`create ${JSON.stringify(body)} → ${res.status} ${res.text}`);
   return res.body;
 }
@@ -22,7 +20,7 @@ let lamp: any;
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key } = await deps.tenantWithKey());
+  api = new ApiClient((await deps.tenantWithKey()).key);
   ({ key: other } = await deps.tenantWithKey());
   shirt = await create({
     sku: `${P}-SHIRT`,
@@ -71,29 +69,26 @@ const skus = (items: { sku: string }[]) => items.map((p) => p.sku).sort();
 
 describe('read, update, delete', () => {
   test('GET /products/{id} returns the full product, exactly as created', async () => {
-    const res = await get(`/products/${shirt.id}`);
+    const res = await api.get(`/products/${shirt.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(shirt);
-    expectError(await get('/products/000000000000000000000000'), 404, 'not-found');
-    expectError(await get('/products/not-an-id'), 404, 'not-found');
+    expectError(await api.get('/products/000000000000000000000000'), 404, 'not-found');
+    expectError(await api.get('/products/not-an-id'), 404, 'not-found');
   });
 
   test("another tenant's product is 404 for every verb", async () => {
-    expectError(await get(`/products/${shirt.id}`, other), 404, 'not-found');
+    expectError(await api.as(other).get(`/products/${shirt.id}`), 404, 'not-found');
     expectError(
-      await http(apiUrl, 'PUT', `/products/${shirt.id}`, {
-        key: other,
-        body: { sku: 'X1', title: { value: 'x' }, price: 1 },
-      }),
+      await api.as(other).put(`/products/${shirt.id}`, { sku: 'X1', title: { value: 'x' }, price: 1 }),
       404,
       'not-found',
     );
-    expectError(await http(apiUrl, 'DELETE', `/products/${shirt.id}`, { key: other }), 404, 'not-found');
-    expect(await get(`/products/sku/${shirt.sku}/exists`, other)).toMatchObject({
+    expectError(await api.as(other).delete(`/products/${shirt.id}`), 404, 'not-found');
+    expect(await api.as(other).get(`/products/sku/${shirt.sku}/exists`)).toMatchObject({
       status: 200,
       body: { exists: false, kind: null },
     });
-    expect((await get(`/products?q=${P}`, other)).body).toEqual([]);
+    expect((await api.as(other).get(`/products?q=${P}`)).body).toEqual([]);
   });
 
   test('PUT replaces the product: fields not sent are gone, variant ids kept when sent, released SKUs are free again', async () => {
@@ -105,23 +100,20 @@ describe('read, update, delete', () => {
       variants: [{ sku: `${P}-PUT-A`, title: { value: 'A' }, price: 5, position: 0 }],
     });
     const keepId = p.variants[0].id;
-    const res = await http(apiUrl, 'PUT', `/products/${p.id}`, {
-      key,
-      body: {
-        sku: `${P}-PUT2`,
-        title: { value: 'After' },
-        price: 6,
-        variants: [{ id: keepId, sku: `${P}-PUT-A`, title: { value: 'A' }, price: 6, position: 0 }],
-      },
+    const res = await api.put(`/products/${p.id}`, {
+      sku: `${P}-PUT2`,
+      title: { value: 'After' },
+      price: 6,
+      variants: [{ id: keepId, sku: `${P}-PUT-A`, title: { value: 'A' }, price: 6, position: 0 }],
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: p.id, sku: `${P}-PUT2`, title: { value: 'After' }, createdAt: p.createdAt });
     expect(res.body.brand).toBeUndefined();
     expect(res.body.variants[0]).toMatchObject({ id: keepId, parentSku: `${P}-PUT2` });
-    expect((await get(`/products/${p.id}`)).body).toEqual(res.body);
+    expect((await api.get(`/products/${p.id}`)).body).toEqual(res.body);
     // the old product SKU is free; the new one is taken
-    expect((await get(`/products/sku/${P}-PUT/exists`)).body).toMatchObject({ exists: false });
-    expect((await get(`/products/sku/${P}-PUT2/exists`)).body).toMatchObject({
+    expect((await api.get(`/products/sku/${P}-PUT/exists`)).body).toMatchObject({ exists: false });
+    expect((await api.get(`/products/sku/${P}-PUT2/exists`)).body).toMatchObject({
       exists: true,
       kind: 'product',
       productId: p.id,
@@ -129,24 +121,18 @@ describe('read, update, delete', () => {
     await create({ sku: `${P}-PUT`, title: { value: 'reuses the freed SKU' }, price: 1 });
     // an invalid PUT changes nothing
     expectError(
-      await http(apiUrl, 'PUT', `/products/${p.id}`, {
-        key,
-        body: { sku: `${P}-PUT2`, title: { value: 'x' }, price: -1 },
-      }),
+      await api.put(`/products/${p.id}`, { sku: `${P}-PUT2`, title: { value: 'x' }, price: -1 }),
       400,
       'validation-error',
     );
     expectError(
-      await http(apiUrl, 'PUT', `/products/${p.id}`, { key, body: { sku: mug.sku, title: { value: 'x' }, price: 1 } }),
+      await api.put(`/products/${p.id}`, { sku: mug.sku, title: { value: 'x' }, price: 1 }),
       409,
       'duplicate-sku',
     );
-    expect((await get(`/products/${p.id}`)).body).toEqual(res.body);
+    expect((await api.get(`/products/${p.id}`)).body).toEqual(res.body);
     expectError(
-      await http(apiUrl, 'PUT', '/products/000000000000000000000000', {
-        key,
-        body: { sku: 'NEW-ONE', title: { value: 'x' }, price: 1 },
-      }),
+      await api.put('/products/000000000000000000000000', { sku: 'NEW-ONE', title: { value: 'x' }, price: 1 }),
       404,
       'not-found',
     );
@@ -154,15 +140,12 @@ describe('read, update, delete', () => {
 
   test('PUT can turn a product into a bundle (bundleConfig is written through the full update)', async () => {
     const p = await create({ sku: `${P}-BUN`, title: { value: 'Set' }, price: 30 });
-    const res = await http(apiUrl, 'PUT', `/products/${p.id}`, {
-      key,
-      body: {
-        sku: p.sku,
-        title: { value: 'Set' },
-        price: 30,
-        productType: 'bundle',
-        bundleConfig: { components: [{ productSku: mug.sku, quantity: 2 }] },
-      },
+    const res = await api.put(`/products/${p.id}`, {
+      sku: p.sku,
+      title: { value: 'Set' },
+      price: 30,
+      productType: 'bundle',
+      bundleConfig: { components: [{ productSku: mug.sku, quantity: 2 }] },
     });
     expect(res.status).toBe(200);
     expect(res.body.bundleConfig.components).toEqual([
@@ -177,45 +160,39 @@ describe('read, update, delete', () => {
       price: 1,
       variants: [{ sku: `${P}-DEL-V`, title: { value: 'v' }, price: 1, position: 0 }],
     });
-    expect(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key })).toMatchObject({
+    expect(await api.delete(`/products/${p.id}`)).toMatchObject({
       status: 200,
       body: { success: true, id: p.id, sku: p.sku },
     });
-    expectError(await get(`/products/${p.id}`), 404, 'not-found');
-    expectError(await http(apiUrl, 'DELETE', `/products/${p.id}`, { key }), 404, 'not-found');
+    expectError(await api.get(`/products/${p.id}`), 404, 'not-found');
+    expectError(await api.delete(`/products/${p.id}`), 404, 'not-found');
     await create({ sku: `${P}-DEL-V`, title: { value: 'the variant SKU is free' }, price: 1 });
   });
 
   test('scopes: create, update and delete need their own scope', async () => {
     const readOnly = (
-      await deps.tenancy.issueKey(((await deps.tenancy.authenticate(key)) as { tenantId: string }).tenantId, [
+      await deps.tenancy.issueKey(((await deps.tenancy.authenticate(api.key!)) as { tenantId: string }).tenantId, [
         'products:read',
       ])
     ).key;
     expectError(
-      await http(apiUrl, 'POST', '/products', {
-        key: readOnly,
-        body: { sku: `${P}-NOPE`, title: { value: 'x' }, price: 1 },
-      }),
+      await api.as(readOnly).post('/products', { sku: `${P}-NOPE`, title: { value: 'x' }, price: 1 }),
       403,
       'auth:permission_denied',
     );
     expectError(
-      await http(apiUrl, 'PUT', `/products/${mug.id}`, {
-        key: readOnly,
-        body: { sku: mug.sku, title: { value: 'x' }, price: 1 },
-      }),
+      await api.as(readOnly).put(`/products/${mug.id}`, { sku: mug.sku, title: { value: 'x' }, price: 1 }),
       403,
       'auth:permission_denied',
     );
-    expectError(await http(apiUrl, 'DELETE', `/products/${mug.id}`, { key: readOnly }), 403, 'auth:permission_denied');
-    expect((await get(`/products/${mug.id}`, readOnly)).status).toBe(200);
+    expectError(await api.as(readOnly).delete(`/products/${mug.id}`), 403, 'auth:permission_denied');
+    expect((await api.as(readOnly).get(`/products/${mug.id}`)).status).toBe(200);
   });
 });
 
 describe('GET /products', () => {
   const list = async (query: string) => {
-    const res = await get(`/products?${query}`);
+    const res = await api.get(`/products?${query}`);
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
     return res.body as any[];
@@ -266,7 +243,7 @@ describe('GET /products', () => {
       inventory: { total: 0, byLocation: [] },
       variants: shirt.variants.map((v: object) => ({ ...v, stock: 0 })),
     });
-    expectError(await get('/products?extend=everything'), 400, 'validation-error');
+    expectError(await api.get('/products?extend=everything'), 400, 'validation-error');
   });
 
   test.each([
@@ -300,58 +277,50 @@ describe('GET /products', () => {
     const page2 = await list(`q=${P}-&brands=Acme,Globex&sort=price&limit=2&page=2`);
     expect([...page1, ...page2].map((p) => p.sku)).toEqual([mug.sku, shirt.sku, lamp.sku]);
     for (const bad of ['limit=0', 'limit=201', 'page=0', 'sort=color', 'minPrice=-1', 'status=inactive', 'nope=1']) {
-      expectError(await get(`/products?${bad}`), 400, 'validation-error');
+      expectError(await api.get(`/products?${bad}`), 400, 'validation-error');
     }
   });
 });
 
 describe('catalog reads', () => {
   test('count: with the list filters; with a term, also the search strategy', async () => {
-    expect((await get(`/products/count?brands=Acme&q=${P}-`)).body).toEqual({ count: 2, searchStrategy: 'regex' });
-    expect((await get(`/products/count?q=${encodeURIComponent(`${P} lamp`)}`)).body).toEqual({
+    expect((await api.get(`/products/count?brands=Acme&q=${P}-`)).body).toEqual({ count: 2, searchStrategy: 'regex' });
+    expect((await api.get(`/products/count?q=${encodeURIComponent(`${P} lamp`)}`)).body).toEqual({
       count: 1,
       searchStrategy: 'tokens',
     });
-    const all = await get('/products/count?status=draft,active,disabled');
+    const all = await api.get('/products/count?status=draft,active,disabled');
     expect(all.body).toEqual({ count: expect.any(Number) });
     expect(all.body.count).toBeGreaterThanOrEqual(3);
   });
 
   test('POST /products/query: filters or query, never both', async () => {
-    const byFilters = await http(apiUrl, 'POST', '/products/query', {
-      key,
-      body: { filters: { brands: ['Globex'], status: ['active'] }, limit: 200 },
+    const byFilters = await api.post('/products/query', {
+      filters: { brands: ['Globex'], status: ['active'] },
+      limit: 200,
     });
     expect(byFilters.status).toBe(200);
     expect(byFilters.body.products.map((p: { sku: string }) => p.sku)).toContain(mug.sku);
     expect(byFilters.body).toMatchObject({ page: 1, limit: 200, total: expect.any(Number) });
-    const byQuery = await http(apiUrl, 'POST', '/products/query', { key, body: { query: lamp.sku, extend: ['seo'] } });
+    const byQuery = await api.post('/products/query', { query: lamp.sku, extend: ['seo'] });
     expect(byQuery.body).toMatchObject({ total: 1, products: [{ sku: lamp.sku }] });
-    expectError(
-      await http(apiUrl, 'POST', '/products/query', { key, body: { filters: {}, query: 'x' } }),
-      400,
-      'bad-request/ambiguous-param',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/products/query', { key, body: { filters: { colour: 'red' } } }),
-      400,
-      'validation-error',
-    );
+    expectError(await api.post('/products/query', { filters: {}, query: 'x' }), 400, 'bad-request/ambiguous-param');
+    expectError(await api.post('/products/query', { filters: { colour: 'red' } }), 400, 'validation-error');
   });
 
   test('SKU exists, by product or by variant, any case', async () => {
-    expect((await get(`/products/sku/${shirt.sku.toLowerCase()}/exists`)).body).toEqual({
+    expect((await api.get(`/products/sku/${shirt.sku.toLowerCase()}/exists`)).body).toEqual({
       sku: shirt.sku,
       exists: true,
       kind: 'product',
       productId: shirt.id,
     });
-    expect((await get(`/products/sku/${P}-SHIRT-S/exists`)).body).toMatchObject({
+    expect((await api.get(`/products/sku/${P}-SHIRT-S/exists`)).body).toMatchObject({
       exists: true,
       kind: 'variant',
       productId: shirt.id,
     });
-    expect((await get(`/products/sku/${P}-NONE/exists`)).body).toEqual({
+    expect((await api.get(`/products/sku/${P}-NONE/exists`)).body).toEqual({
       sku: `${P}-NONE`,
       exists: false,
       kind: null,
@@ -360,8 +329,8 @@ describe('catalog reads', () => {
   });
 
   test('parent of a variant SKU', async () => {
-    expect((await get(`/products/by-variant/${P}-shirt-m`)).body).toEqual(shirt);
-    expectError(await get(`/products/by-variant/${shirt.sku}`), 404, 'not-found');
+    expect((await api.get(`/products/by-variant/${P}-shirt-m`)).body).toEqual(shirt);
+    expectError(await api.get(`/products/by-variant/${shirt.sku}`), 404, 'not-found');
   });
 
   test('brands and kinds with counts', async () => {
@@ -373,21 +342,16 @@ describe('catalog reads', () => {
       ['B4', undefined, undefined],
     ]) {
       expect(
-        (
-          await http(apiUrl, 'POST', '/products', {
-            key: t.key,
-            body: { sku, title: { value: sku }, price: 1, brand, productKind },
-          })
-        ).status,
+        (await api.as(t.key).post('/products', { sku, title: { value: sku }, price: 1, brand, productKind })).status,
       ).toBe(201);
     }
-    expect((await get('/products/brands', t.key)).body).toEqual({
+    expect((await api.as(t.key).get('/products/brands')).body).toEqual({
       brands: [
         { brand: 'Alpha', count: 1 },
         { brand: 'Zeta', count: 2 },
       ],
     });
-    expect((await get('/products/kinds', t.key)).body).toEqual({
+    expect((await api.as(t.key).get('/products/kinds')).body).toEqual({
       kinds: [
         { kind: 'books', count: 1 },
         { kind: 'toys', count: 2 },
@@ -396,13 +360,63 @@ describe('catalog reads', () => {
   });
 
   test('text search', async () => {
-    const res = await get(`/products/search?q=${encodeURIComponent(`blue ${P}`)}`);
+    const res = await api.get(`/products/search?q=${encodeURIComponent(`blue ${P}`)}`);
     expect(res.body).toMatchObject({ total: 1, searchStrategy: 'tokens', products: [{ sku: mug.sku }] });
-    expectError(await get('/products/search'), 400, 'validation-error');
+    expectError(await api.get('/products/search'), 400, 'validation-error');
   });
 
   test('static paths are not read as ids', async () => {
     for (const path of ['/products/count', '/products/brands', '/products/kinds'])
-      expect((await get(path)).status).toBe(200);
+      expect((await api.get(path)).status).toBe(200);
+  });
+});
+
+describe('hostile input is a 4xx, never a 500', () => {
+  test('a NUL byte in the search term is 400 validation-error naming q', async () => {
+    for (const path of ['/products/search', '/products', '/products/count']) {
+      const res = await api.get(path, { query: { q: 'mug\u0000' } });
+      expectError(res, 400, 'validation-error');
+      expect(res.body.field).toBe('q');
+    }
+  });
+
+  test('POST /products/query with 20,000 brands is 400 validation-error naming brands', async () => {
+    const brands = Array.from({ length: 20_000 }, (_, i) => `Brand ${i}`);
+    const res = await api.post('/products/query', { filters: { brands } });
+    expectError(res, 400, 'validation-error');
+    expect(res.body.fieldErrors.map((f: { field: string }) => f.field)).toContain('filters.brands');
+    // the query-string form is bounded too
+    const inQuery = await api.get('/products', {
+      query: {
+        brands: brands
+          .slice(0, 101)
+          .map((_, i) => i)
+          .join(','),
+      },
+    });
+    expectError(inQuery, 400, 'validation-error');
+    expect(inQuery.body.field).toBe('brands');
+  });
+
+  test.each(['/products', '/products/search'])(
+    'page or limit 1e309 on GET %s is 400 validation-error',
+    async (path) => {
+      for (const bad of [{ page: '1e309' }, { limit: '1e309' }]) {
+        const res = await api.get(path, { query: { q: P, ...bad } });
+        expectError(res, 400, 'validation-error');
+        expect(res.body.field).toBe(Object.keys(bad)[0]);
+      }
+    },
+  );
+
+  test('page or limit 1e309 in the body of POST /products/query is 400 validation-error', async () => {
+    for (const bad of ['page', 'limit']) {
+      const res = await api.post('/products/query', undefined, {
+        raw: `{"query":"${P}","${bad}":1e309}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectError(res, 400, 'validation-error');
+      expect(res.body.field).toBe(bad);
+    }
   });
 });

@@ -1,19 +1,21 @@
+import { ApiClient } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
+import { TestDeps } from '../helpers/stack';
 
 /**
  * The product model, rule by rule, through HTTP on the real API process: a valid and an invalid
  * value for each rule, the status, the code, the field named, and that nothing was stored on a 4xx.
  */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let n = 0;
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const tenant = await deps.tenantWithKey();
+  tenantId = tenant.tenantId;
+  api = new ApiClient(tenant.key);
 });
 afterAll(() => deps.close());
 
@@ -27,15 +29,13 @@ async function stored(sku: string): Promise<number> {
   return deps.db.collection('products').countDocuments({ tenantId, sku: sku.toUpperCase() });
 }
 
-const post = (body: unknown) => http(apiUrl, 'POST', '/products', { key, body });
-
 async function expectRefused(
   body: Record<string, any>,
   field: string,
   code = 'validation-error',
   messagePart?: string,
 ) {
-  const res = await post(body);
+  const res = await api.post('/products', body);
   expectError(res, 400, code);
   if (code === 'validation-error') expect(res.body.fieldErrors.map((f: { field: string }) => f.field)).toContain(field);
   else expect(res.body.field).toBe(field);
@@ -45,7 +45,7 @@ async function expectRefused(
 }
 
 async function expectCreated(body: Record<string, any>) {
-  const res = await post(body);
+  const res = await api.post('/products', body);
   expect({ status: res.status, body: res.body }).toMatchObject({ status: 201 });
   return res.body;
 }
@@ -69,18 +69,19 @@ describe('sku', () => {
     const variantSku = base.variants[0].sku;
     expect(base.variants[0]).toMatchObject({ parentSku: base.sku, productSku: base.sku });
 
-    const sameProduct = await post(product({ sku: base.sku.toLowerCase() }));
+    const sameProduct = await api.post('/products', product({ sku: base.sku.toLowerCase() }));
     expectError(sameProduct, 409, 'duplicate-sku');
     expect(sameProduct.body).toMatchObject({
       field: 'sku',
       details: { sku: base.sku, collidesWith: 'product', productId: base.id },
     });
 
-    const productOnVariant = await post(product({ sku: variantSku }));
+    const productOnVariant = await api.post('/products', product({ sku: variantSku }));
     expectError(productOnVariant, 409, 'duplicate-sku');
     expect(productOnVariant.body.details).toMatchObject({ sku: variantSku, collidesWith: 'variant' });
 
-    const variantOnProduct = await post(
+    const variantOnProduct = await api.post(
+      '/products',
       product({ variants: [{ sku: base.sku, title: { value: 'V' }, price: 1, position: 0 }] }),
     );
     expectError(variantOnProduct, 409, 'duplicate-sku');
@@ -114,7 +115,7 @@ describe('sku', () => {
 
   test('20 concurrent creates of one SKU: exactly one 201, the rest 409, one product stored', async () => {
     const sku = uniqueSku('race');
-    const results = await Promise.all(Array.from({ length: 20 }, () => post(product({ sku }))));
+    const results = await Promise.all(Array.from({ length: 20 }, () => api.post('/products', product({ sku }))));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(19);
     expect(await stored(sku)).toBe(1);
@@ -505,9 +506,33 @@ describe('fields that are not stored, read-only or unknown: a 400 naming each, n
 
   test('a body that is not an object', async () => {
     expectError(
-      await http(apiUrl, 'POST', '/products', { key, raw: '[1,2]', headers: { 'content-type': 'application/json' } }),
+      await api.post('/products', undefined, { raw: '[1,2]', headers: { 'content-type': 'application/json' } }),
       400,
       'validation-error',
     );
+  });
+});
+
+describe('hostile input is a 4xx, never a 500, and writes nothing', () => {
+  /** JSON nested 5,000 levels deep under `field`: the body parser refuses it (deeper than 64) before any handler runs. */
+  const deeplyNested = (sku: string, field: string, depth = 5000) =>
+    `{"sku":"${sku}","title":{"value":"deep"},"price":1,"${field}":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+  const asJson = { 'content-type': 'application/json' };
+
+  test('a create body nested 5,000 levels deep is 400 validation-error; nothing stored', async () => {
+    const sku = uniqueSku('deep');
+    const res = await api.post('/products', undefined, { raw: deeplyNested(sku, 'fitmentConfig'), headers: asJson });
+    expectError(res, 400, 'validation-error');
+    expect(await stored(sku)).toBe(0);
+  });
+
+  test('an update body nested 5,000 levels deep is 400 validation-error; the product is unchanged', async () => {
+    const created = await expectCreated(product());
+    const res = await api.put(`/products/${created.id}`, undefined, {
+      raw: deeplyNested(created.sku, 'fitmentConfig'),
+      headers: asJson,
+    });
+    expectError(res, 400, 'validation-error');
+    expect((await api.get(`/products/${created.id}`)).body).toEqual(created);
   });
 });

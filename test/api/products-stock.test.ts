@@ -1,13 +1,13 @@
+import { ApiClient } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
+import { TestDeps } from '../helpers/stack';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Ledger } from '../../shared/inventory/ledger';
 import { locations, systemLocationId } from '../../shared/locations/locations';
 
 /** Catalog reads that show stock from the ledger: extend=inventory, variants.stock, availableAt, /products/inventory, inventory-view. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let main: string;
 const store = `loc_store_${Date.now().toString(36)}`;
@@ -16,21 +16,21 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const tenant = await deps.tenantWithKey();
+  tenantId = tenant.tenantId;
+  api = new ApiClient(tenant.key);
   main = systemLocationId(tenantId);
   const now = new Date();
-  await new TenantDb(deps.db, tenantId)
-    .collection(locations)
-    .insertOne({
-      _id: store,
-      name: 'Store',
-      type: 'location',
-      isDefault: false,
-      isSystem: false,
-      managedBy: null,
-      createdAt: now,
-      updatedAt: now,
-    });
+  await new TenantDb(deps.db, tenantId).collection(locations).insertOne({
+    _id: store,
+    name: 'Store',
+    type: 'location',
+    isDefault: false,
+    isSystem: false,
+    managedBy: null,
+    createdAt: now,
+    updatedAt: now,
+  });
   const bodies = [
     {
       sku: `${P}-TEE`,
@@ -46,7 +46,7 @@ beforeAll(async () => {
     { sku: `${P}-CAP`, title: { value: 'Cap' }, price: 7, status: 'active' },
   ];
   for (const body of bodies) {
-    const res = await http(apiUrl, 'POST', '/products', { key, body });
+    const res = await api.post('/products', body);
     expect(res.status).toBe(201);
     ids[body.sku] = res.body.id;
   }
@@ -60,7 +60,7 @@ beforeAll(async () => {
 afterAll(() => deps.close());
 
 test('GET /products/{id}?extend=inventory: inventory by location and variants[].stock from the ledger', async () => {
-  const res = await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}?extend=inventory`, { key });
+  const res = await api.get(`/products/${ids[`${P}-TEE`]}?extend=inventory`);
   expect(res.status).toBe(200);
   expect(res.body.inventory).toEqual({
     total: 7,
@@ -73,12 +73,12 @@ test('GET /products/{id}?extend=inventory: inventory by location and variants[].
     [`${P}-TEE-S`, 3],
     [`${P}-TEE-M`, 4],
   ]);
-  const plain = await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}`, { key });
+  const plain = await api.get(`/products/${ids[`${P}-TEE`]}`);
   expect(plain.body.inventory).toBeUndefined();
 });
 
 test('GET /products?extend=inventory,variants: list items carry inventory and variant stock', async () => {
-  const res = await http(apiUrl, 'GET', `/products?q=${P}&extend=inventory,variants&limit=10`, { key });
+  const res = await api.get(`/products?q=${P}&extend=inventory,variants&limit=10`);
   expect(res.status).toBe(200);
   const mug = res.body.find((p: { sku: string }) => p.sku === `${P}-MUG`);
   expect(mug.inventory).toEqual({ total: 2, byLocation: [{ locationId: main, onHand: 2 }] });
@@ -87,17 +87,17 @@ test('GET /products?extend=inventory,variants: list items carry inventory and va
 });
 
 test('GET /products?availableAt=<location>: only products with stock there, in {data, meta}', async () => {
-  const res = await http(apiUrl, 'GET', `/products?availableAt=${store}`, { key });
+  const res = await api.get(`/products?availableAt=${store}`);
   expect(res.status).toBe(200);
   expect(res.body.data.map((p: { sku: string }) => p.sku)).toEqual([`${P}-TEE`]); // the cap's stock there is 0
   expect(res.body.meta).toEqual({ page: 1, limit: 50, total: 1 });
-  const atMain = await http(apiUrl, 'GET', `/products?availableAt=${main}&sort=sku`, { key });
+  const atMain = await api.get(`/products?availableAt=${main}&sort=sku`);
   expect(atMain.body.data.map((p: { sku: string }) => p.sku)).toEqual([`${P}-MUG`, `${P}-TEE`]);
-  expectError(await http(apiUrl, 'GET', '/products?availableAt=loc_nope', { key }), 404, 'not-found');
+  expectError(await api.get('/products?availableAt=loc_nope'), 404, 'not-found');
 });
 
 test('GET /products/inventory: stock at the location per product and variant; without locationId the plain 400 body', async () => {
-  const res = await http(apiUrl, 'GET', `/products/inventory?locationId=${store}`, { key });
+  const res = await api.get(`/products/inventory?locationId=${store}`);
   expect(res.status).toBe(200);
   const tee = res.body.find((p: { sku: string }) => p.sku === `${P}-TEE`);
   expect(tee).toMatchObject({
@@ -108,13 +108,13 @@ test('GET /products/inventory: stock at the location per product and variant; wi
       { sku: `${P}-TEE-M`, stock: 4 },
     ],
   });
-  const missing = await http(apiUrl, 'GET', '/products/inventory', { key });
+  const missing = await api.get('/products/inventory');
   expect(missing.status).toBe(400);
   expect(missing.body).toEqual({ error: 'Missing required query parameter: locationId' });
 });
 
 test('GET /products/inventory-view: {products, total}; missing-param and invalid-param', async () => {
-  const res = await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&limit=10`, { key });
+  const res = await api.get(`/products/inventory-view?locationId=${main}&limit=10`);
   expect(res.status).toBe(200);
   expect(res.body.total).toBe(3);
   expect(res.body.products.find((p: { sku: string }) => p.sku === `${P}-MUG`)).toEqual({
@@ -126,35 +126,29 @@ test('GET /products/inventory-view: {products, total}; missing-param and invalid
     stock: 2,
     variants: [],
   });
-  expectError(await http(apiUrl, 'GET', '/products/inventory-view', { key }), 400, 'bad-request/missing-param');
+  expectError(await api.get('/products/inventory-view'), 400, 'bad-request/missing-param');
+  expectError(await api.get(`/products/inventory-view?locationId=${main}&limit=0`), 400, 'bad-request/invalid-param');
+  expectError(await api.get(`/products/inventory-view?locationId=${main}&page=x`), 400, 'bad-request/invalid-param');
+  expectError(await api.get('/products/inventory-view?locationId=loc_nope'), 400, 'bad-request/invalid-param');
+});
+
+test("another tenant sees none of this tenant's stock", async () => {
+  const other = await deps.tenantWithKey();
+  expectError(await api.as(other.key).get(`/products?availableAt=${store}`), 404, 'not-found');
+  expectError(await api.as(other.key).get(`/products/${ids[`${P}-TEE`]}?extend=inventory`), 404, 'not-found');
   expectError(
-    await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&limit=0`, { key }),
-    400,
-    'bad-request/invalid-param',
-  );
-  expectError(
-    await http(apiUrl, 'GET', `/products/inventory-view?locationId=${main}&page=x`, { key }),
-    400,
-    'bad-request/invalid-param',
-  );
-  expectError(
-    await http(apiUrl, 'GET', '/products/inventory-view?locationId=loc_nope', { key }),
+    await api.as(other.key).get(`/products/inventory-view?locationId=${store}`),
     400,
     'bad-request/invalid-param',
   );
 });
 
-test("another tenant sees none of this tenant's stock", async () => {
-  const other = await deps.tenantWithKey();
-  expectError(await http(apiUrl, 'GET', `/products?availableAt=${store}`, { key: other.key }), 404, 'not-found');
-  expectError(
-    await http(apiUrl, 'GET', `/products/${ids[`${P}-TEE`]}?extend=inventory`, { key: other.key }),
-    404,
-    'not-found',
-  );
-  expectError(
-    await http(apiUrl, 'GET', `/products/inventory-view?locationId=${store}`, { key: other.key }),
-    400,
-    'bad-request/invalid-param',
-  );
-});
+test.each(['/products/inventory', '/products/inventory-view'])(
+  'page or limit 1e309 on GET %s is a 400, never a 500',
+  async (path) => {
+    for (const bad of [{ page: '1e309' }, { limit: '1e309' }]) {
+      const res = await api.get(path, { query: { locationId: main, ...bad } });
+      expectError(res, 400, path.endsWith('view') ? 'bad-request/invalid-param' : 'validation-error');
+    }
+  },
+);
