@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
@@ -18,6 +18,14 @@ export interface MoveTransferInput {
   actor: string;
 }
 
+/** Where a receive has got to: the checkpoint it heartbeats, and resumes from after a retry. */
+interface MoveProgress {
+  /** Lines [0, out) have left the origin. */
+  out: number;
+  /** Lines [0, in) have entered the destination (only once every line has left). */
+  in: number;
+}
+
 /**
  * Transfer activities. Stock moves through the ledger with keys derived from the transfer, the
  * attempt and the line, so a retried activity (a killed worker) moves nothing twice.
@@ -26,17 +34,22 @@ export function transferActivities({ db }: ActivityDeps) {
   return {
     /**
      * Out of the origin, then into the destination, line by line. A line the origin cannot cover
-     * puts back what this attempt took and fails the receive (non-retryable: it needs stock first).
-     * Before a line leaves, what its units cost at the origin is noted as the cost of the lot it
-     * makes at the destination (a retry keeps the first note).
+     * puts back what this attempt took and fails the receive with the ledger's refusal (an
+     * AppError: not retried, it needs stock first). Before a line leaves, what its units cost at
+     * the origin is noted as the cost of the lot it makes at the destination (a retry keeps the
+     * first note). It heartbeats after each line, so a dead worker's receive is handed on within
+     * the heartbeat timeout, and a retry starts after the last line it reported (the keys make
+     * the lines before it, and any it did not report, no-ops anyway).
      */
     async moveTransferStock(input: MoveTransferInput): Promise<void> {
       const tenantDb = new TenantDb(db, input.tenantId);
       const ledger = new Ledger(tenantDb);
       const key = (what: string, sku: string) => `trf:${input.transferId}:${input.attempt}:${what}:${sku}`;
       const reference = { type: 'transfer', id: input.transferId };
-      const taken: TransferLine[] = [];
-      for (const line of input.productsList) {
+      const lines = input.productsList;
+      const from = (activityInfo().heartbeatDetails as MoveProgress | undefined) ?? { out: 0, in: 0 };
+      for (let i = from.out; i < lines.length; i++) {
+        const line = lines[i];
         await recordLotCost(tenantDb, key('in', line.sku), line.sku, () =>
           outgoingUnitCost(tenantDb, line.sku, input.originId, line.quantity),
         );
@@ -50,9 +63,9 @@ export function transferActivities({ db }: ActivityDeps) {
             actor: input.actor,
             idempotencyKey: key('out', line.sku),
           });
-          taken.push(line);
         } catch (err) {
           if (!(err instanceof AppError) || err.status !== 409) throw err;
+          const taken = lines.slice(0, i);
           for (const back of taken) {
             await ledger.apply({
               sku: back.sku,
@@ -67,10 +80,12 @@ export function transferActivities({ db }: ActivityDeps) {
           // the costs noted for receipts that will not happen
           for (const noted of [...taken, line])
             await tenantDb.collection(lotCosts).deleteById(`${input.tenantId}:${key('in', noted.sku)}`);
-          throw ApplicationFailure.nonRetryable(err.message, 'insufficient-stock', err.extra.details);
+          throw err;
         }
+        heartbeat({ out: i + 1, in: 0 } satisfies MoveProgress);
       }
-      for (const line of input.productsList) {
+      for (let i = from.in; i < lines.length; i++) {
+        const line = lines[i];
         await ledger.apply({
           sku: line.sku,
           locationId: input.destinationId,
@@ -80,6 +95,7 @@ export function transferActivities({ db }: ActivityDeps) {
           actor: input.actor,
           idempotencyKey: key('in', line.sku),
         });
+        heartbeat({ out: lines.length, in: i + 1 } satisfies MoveProgress);
       }
     },
 

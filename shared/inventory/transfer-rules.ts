@@ -21,3 +21,9 @@ export interface TransferLine {
 export function transferStateCode(state: TransferStatus | 'receiving'): string {
   return `conflict/transfer-${state}`;
 }
+
+/** The most units one line may move: a typo's extra zeros are refused, not moved. */
+export const MAX_TRANSFER_QUANTITY = 1_000_000;
+
+/** The most lines one transfer may have: its record is one document and its receive one activity, both bounded. */
+export const MAX_TRANSFER_LINES = 500;

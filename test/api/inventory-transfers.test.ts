@@ -1,20 +1,15 @@
-import { join } from 'node:path';
+import { ApiClient } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
-import { startNodeProcess, type Proc } from '../../scripts/stack/process';
+import { TestDeps } from '../helpers/stack';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Ledger } from '../../shared/inventory/ledger';
 import { transfers } from '../../shared/inventory/transfers';
-import { approveTransfer, receiveTransfer, transfer } from '../../shared/inventory/messages';
-import { startWorkflow } from '../../shared/temporal/workflows';
 import { recordLotCost } from '../../shared/inventory/lots';
 import { locations, systemLocationId } from '../../shared/locations/locations';
 
 /** Transfers on the real API and worker: each is a workflow; approve / receive / cancel are Updates guarded by its state. */
-const { apiUrl } = testStack();
-const ROOT = join(__dirname, '..', '..');
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let origin: string;
 const dest = `loc_dest_${Date.now().toString(36)}`;
@@ -26,7 +21,9 @@ const ledger = () => new Ledger(new TenantDb(deps.db, tenantId));
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const tenant = await deps.tenantWithKey();
+  tenantId = tenant.tenantId;
+  api = new ApiClient(tenant.key);
   origin = systemLocationId(tenantId);
   const now = new Date();
   await new TenantDb(deps.db, tenantId).collection(locations).insertOne({
@@ -40,24 +37,22 @@ beforeAll(async () => {
     updatedAt: now,
   });
   for (const sku of [SKU, SKU2])
-    expect(
-      (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 1 } })).status,
-    ).toBe(201);
+    expect((await api.post('/products', { sku, title: { value: sku }, price: 1 })).status).toBe(201);
   await ledger().apply({ sku: SKU, locationId: origin, delta: 1000, reason: 'restock', actor: 'test' });
   await ledger().apply({ sku: SKU2, locationId: origin, delta: 1000, reason: 'restock', actor: 'test' });
 });
 afterAll(() => deps.close());
 
 async function create(lines = [{ sku: SKU, quantity: 2 }]) {
-  const res = await http(apiUrl, 'POST', '/inventory/transfers', {
-    key,
-    body: { originId: origin, destinationId: dest, productsList: lines },
-  });
+  const res = await api.post('/inventory/transfers', { originId: origin, destinationId: dest, productsList: lines });
   expect(res.status).toBe(201);
   return res.body as { id: string; status: string; workflowId: string };
 }
-const act = (id: string, action: string, o: { body?: unknown; headers?: Record<string, string>; key?: string } = {}) =>
-  http(apiUrl, 'POST', `/inventory/transfers/${id}/${action}`, { key: o.key ?? key, body: o.body, headers: o.headers });
+const act = (
+  id: string,
+  action: string,
+  o: { body?: unknown; headers?: Record<string, string>; as?: ApiClient } = {},
+) => (o.as ?? api).post(`/inventory/transfers/${id}/${action}`, o.body, { headers: o.headers });
 
 /** A transfer brought to a state through the API. */
 async function inState(state: string) {
@@ -74,13 +69,13 @@ test('create → pending, a workflow <tenantId>/<transferId> visible under the T
   const desc = await deps.temporal.workflow.getHandle(t.workflowId).describe();
   expect(desc.status.name).toBe('RUNNING');
   expect(desc.typedSearchAttributes.get({ name: 'TenantId', type: 'KEYWORD' } as never)).toBe(tenantId);
-  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body).toMatchObject({
+  expect((await api.get(`/inventory/transfers/${t.id}`)).body).toMatchObject({
     id: t.id,
     status: 'pending',
     productsList: [{ sku: SKU, quantity: 2 }],
   });
   expect(
-    (await http(apiUrl, 'GET', '/inventory/transfers?status=pending', { key })).body.transfers.some(
+    (await api.get('/inventory/transfers', { query: { status: 'pending' } })).body.transfers.some(
       (x: { id: string }) => x.id === t.id,
     ),
   ).toBe(true);
@@ -110,7 +105,7 @@ test.each(TABLE)('a %s transfer: %s → %i %s', async (state, action, status, ou
   } else {
     expectError(res, status, outcome!);
     expect(res.body.details).toMatchObject({ currentState: state, action });
-    const after = await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key });
+    const after = await api.get(`/inventory/transfers/${t.id}`);
     expect(after.body.status).toBe(state);
     expect(after.body.history.at(-1)).toMatchObject({ action, outcome: 'refused', state });
   }
@@ -139,9 +134,7 @@ test('receive moves the stock out of the origin and into the destination, with l
 
 test('the lot a transfer makes at its destination costs what its units cost at the origin (FIFO), not the catalog cost', async () => {
   const sku = `${P}-COST`;
-  expect(
-    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 2 } })).status,
-  ).toBe(201);
+  expect((await api.post('/products', { sku, title: { value: sku }, price: 10, cost: 2 })).status).toBe(201);
   const setCost = (cost: number) => deps.db.collection('products').updateOne({ tenantId, sku }, { $set: { cost } });
   const tenantDb = new TenantDb(deps.db, tenantId);
   // two receipts at the origin: 5 @ 2, then 5 @ 7 (each noted at the catalog cost of its moment)
@@ -168,20 +161,18 @@ test('the lot a transfer makes at its destination costs what its units cost at t
   const moveIn = await deps.db
     .collection('stock_movements')
     .findOne({ tenantId, 'reference.id': t.id, reason: 'transfer_in' });
-  const lot = await http(apiUrl, 'GET', `/inventory/lots/${encodeURIComponent(moveIn!.idempotencyKey)}`, { key });
+  const lot = await api.get(`/inventory/lots/${encodeURIComponent(moveIn!.idempotencyKey)}`);
   // the 6 oldest units: 5 @ 2 + 1 @ 7 = 17, 2.8333 each
   expect(lot.body).toMatchObject({ sku, locationId: dest, quantity: 6, costPerUnit: 2.8333, costSource: 'recorded' });
-  const atOrigin = await http(apiUrl, 'GET', `/inventory/lots/sku/${sku}/valuation?locationId=${origin}&method=fifo`, {
-    key,
+  const atOrigin = await api.get(`/inventory/lots/sku/${sku}/valuation`, {
+    query: { locationId: origin, method: 'fifo' },
   });
   expect(atOrigin.body).toMatchObject({ quantity: 4, totalValue: 28, unitCost: 7 });
 });
 
 test('a receive refused for stock leaves no cost noted for the lots it did not make', async () => {
   const sku = `${P}-NOCOST`;
-  expect(
-    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: sku }, price: 10, cost: 3 } })).status,
-  ).toBe(201);
+  expect((await api.post('/products', { sku, title: { value: sku }, price: 10, cost: 3 })).status).toBe(201);
   const t = await create([
     { sku: SKU, quantity: 1 },
     { sku, quantity: 5 },
@@ -222,9 +213,7 @@ test('a retried receive with the same Idempotency-Key answers the first result; 
 
 test('receive without enough stock at the origin: 409 conflict/insufficient-stock, nothing moves, still approved', async () => {
   const sku = `${P}-LOW`;
-  expect(
-    (await http(apiUrl, 'POST', '/products', { key, body: { sku, title: { value: 'Low' }, price: 1 } })).status,
-  ).toBe(201);
+  expect((await api.post('/products', { sku, title: { value: 'Low' }, price: 1 })).status).toBe(201);
   await ledger().apply({ sku, locationId: origin, delta: 1, reason: 'restock', actor: 'test' });
   const aBefore = await ledger().onHand(SKU, origin);
   const t = await create([
@@ -232,12 +221,21 @@ test('receive without enough stock at the origin: 409 conflict/insufficient-stoc
     { sku, quantity: 5 },
   ]);
   await act(t.id, 'approve');
-  expectError(await act(t.id, 'receive'), 409, 'conflict/insufficient-stock');
+  const refused = await act(t.id, 'receive');
+  expectError(refused, 409, 'conflict/insufficient-stock');
+  expect(refused.body.details).toEqual({ transferId: t.id, sku, locationId: origin, onHand: 1, wanted: 5 });
   expect(await ledger().onHand(SKU, origin)).toBe(aBefore); // the first line was put back
   expect(await ledger().onHand(sku, origin)).toBe(1);
-  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body.status).toBe('approved');
+  const after = (await api.get(`/inventory/transfers/${t.id}`)).body;
+  expect(after.status).toBe('approved');
+  expect(after.history.at(-1)).toMatchObject({
+    action: 'receive',
+    outcome: 'refused',
+    state: 'approved',
+    reason: 'insufficient stock',
+  });
   // what was put back is not a receipt: no lot for it
-  const lots = await http(apiUrl, 'GET', `/inventory/lots?sku=${SKU}&locationId=${origin}&limit=100`, { key });
+  const lots = await api.get('/inventory/lots', { query: { sku: SKU, locationId: origin, limit: 100 } });
   expect(lots.status).toBe(200);
   expect(lots.body.lots.map((l: { reason: string }) => l.reason)).not.toContain('transfer_reversal');
   expect(
@@ -260,23 +258,98 @@ test.each([
   [{ originId: 'x', destinationId: 'x', productsList: [{ sku: 'A', quantity: 1 }] }, 'bad-request/same-location'],
 ])('create with %j → 400 %s, nothing stored', async (body, code) => {
   const before = await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({});
-  expectError(await http(apiUrl, 'POST', '/inventory/transfers', { key, body }), 400, code);
+  expectError(await api.post('/inventory/transfers', body), 400, code);
   expect(await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({})).toBe(before);
+});
+
+const line = (sku: string, quantity: unknown = 1) => ({ sku, quantity });
+const ITEMS = 'bad-request/invalid-items';
+test.each<{ what: string; change: Record<string, unknown>; code: string; field: string }>([
+  {
+    what: 'a quantity above 1,000,000',
+    change: { productsList: [line('A', 1_000_001)] },
+    code: ITEMS,
+    field: 'productsList.0',
+  },
+  { what: 'a fractional quantity', change: { productsList: [line('A', 1.5)] }, code: ITEMS, field: 'productsList.0' },
+  { what: 'a blank SKU', change: { productsList: [line('A'), line('  ')] }, code: ITEMS, field: 'productsList.1' },
+  { what: 'a line that is not an object', change: { productsList: ['A'] }, code: ITEMS, field: 'productsList.0' },
+  { what: 'a line without quantity', change: { productsList: [{ sku: 'A' }] }, code: ITEMS, field: 'productsList.0' },
+  { what: 'an empty originId', change: { originId: '' }, code: 'bad-request/missing-origin', field: 'originId' },
+  {
+    what: 'a numeric destinationId',
+    change: { destinationId: 7 },
+    code: 'bad-request/missing-destination',
+    field: 'destinationId',
+  },
+  { what: 'an unknown field', change: { color: 'red' }, code: 'bad-request', field: 'color' },
+  { what: 'notes over 2,000 characters', change: { notes: 'n'.repeat(2001) }, code: 'bad-request', field: 'notes' },
+  {
+    what: 'more than 500 lines',
+    change: { productsList: Array.from({ length: 501 }, (_, i) => line(`S${i}`)) },
+    code: 'bad-request',
+    field: 'productsList',
+  },
+])('create with $what → 400 $code naming $field, nothing stored', async ({ change, code, field }) => {
+  const before = await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({});
+  const res = await api.post('/inventory/transfers', {
+    originId: 'x',
+    destinationId: 'y',
+    productsList: [line('A')],
+    ...change,
+  });
+  expectError(res, 400, code);
+  // the field, or the part of it that failed (productsList.0.quantity)
+  expect((res.body.field as string).split('.').slice(0, field.split('.').length).join('.')).toBe(field);
+  expect(await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({})).toBe(before);
+});
+
+test('create with no body or a body that is not an object → 400 bad-request/missing-body', async () => {
+  expectError(await api.post('/inventory/transfers'), 400, 'bad-request/missing-body');
+  expectError(await api.post('/inventory/transfers', []), 400, 'bad-request/missing-body');
+});
+
+test('the OpenAPI document shows the limits the create enforces', async () => {
+  const doc = (await api.get('/openapi.json')).body;
+  const schema = doc.paths['/inventory/transfers'].post.requestBody.content['application/json'].schema;
+  expect(schema).toMatchObject({ additionalProperties: false, minProperties: 1 });
+  expect(schema.properties.productsList).toMatchObject({ minItems: 1, maxItems: 500 });
+  expect(schema.properties.productsList.items.properties.quantity).toMatchObject({ minimum: 1, maximum: 1_000_000 });
+  expect(schema.properties.notes).toMatchObject({ maxLength: 2000 });
+});
+
+test('a quantity of exactly 1,000,000 is accepted', async () => {
+  const t = await create([{ sku: SKU, quantity: 1_000_000 }]);
+  expect(t.status).toBe('pending');
+  expect((await act(t.id, 'cancel')).status).toBe(200);
+});
+
+test('an action with a reason over 1,000 characters or an unknown field → 400 bad-request, nothing recorded', async () => {
+  const t = await create();
+  const long = await act(t.id, 'cancel', { body: { reason: 'r'.repeat(1001) } });
+  expectError(long, 400, 'bad-request');
+  expect(long.body.field).toBe('reason');
+  expectError(await act(t.id, 'approve', { body: { note: 'x' } }), 400, 'bad-request');
+  const after = (await api.get(`/inventory/transfers/${t.id}`)).body;
+  expect(after.status).toBe('pending');
+  expect(after.history).toHaveLength(1);
 });
 
 test('create with an unknown location → 404 not-found/location; unknown SKU → 404 not-found', async () => {
   expectError(
-    await http(apiUrl, 'POST', '/inventory/transfers', {
-      key,
-      body: { originId: origin, destinationId: 'loc_nope', productsList: [{ sku: SKU, quantity: 1 }] },
+    await api.post('/inventory/transfers', {
+      originId: origin,
+      destinationId: 'loc_nope',
+      productsList: [{ sku: SKU, quantity: 1 }],
     }),
     404,
     'not-found/location',
   );
   expectError(
-    await http(apiUrl, 'POST', '/inventory/transfers', {
-      key,
-      body: { originId: origin, destinationId: dest, productsList: [{ sku: `${P}-NOPE`, quantity: 1 }] },
+    await api.post('/inventory/transfers', {
+      originId: origin,
+      destinationId: dest,
+      productsList: [{ sku: `${P}-NOPE`, quantity: 1 }],
     }),
     404,
     'not-found',
@@ -285,62 +358,9 @@ test('create with an unknown location → 404 not-found/location; unknown SKU �
 
 test("another tenant's transfer is 404 on every route", async () => {
   const t = await create();
-  const other = await deps.tenantWithKey();
-  expectError(await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key: other.key }), 404, 'not-found');
+  const other = api.as((await deps.tenantWithKey()).key);
+  expectError(await other.get(`/inventory/transfers/${t.id}`), 404, 'not-found');
   for (const action of ['approve', 'receive', 'cancel'])
-    expectError(await act(t.id, action, { key: other.key }), 404, 'not-found');
-  expect((await http(apiUrl, 'GET', `/inventory/transfers/${t.id}`, { key })).body.status).toBe('pending');
-});
-
-test('a worker killed between approve and receive: the receive still works, once', async () => {
-  // own task queue and worker, so killing it touches no other test
-  const taskQueue = `transfer-kill-${Date.now()}`;
-  const { env, dataDir } = testStack();
-  const worker = (name: string): Proc =>
-    startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
-      cwd: ROOT,
-      logDir: join(dataDir, 'logs'),
-      env: { ...process.env, ...env, TEMPORAL_TASK_QUEUE: taskQueue },
-    });
-  const id = `trf_KILL${Date.now()}`;
-  const tdb = new TenantDb(deps.db, tenantId);
-  const now = new Date();
-  await tdb.collection(transfers).insertOne({
-    _id: id,
-    originId: origin,
-    destinationId: dest,
-    productsList: [{ sku: SKU, quantity: 5 }],
-    notes: null,
-    status: 'pending',
-    workflowId: `${tenantId}/${id}`,
-    createdBy: 'test',
-    createdAt: now,
-    updatedAt: now,
-    approvedAt: null,
-    receivedAt: null,
-    cancelledAt: null,
-    cancelReason: null,
-    receiveKey: null,
-    history: [],
-  });
-  const handle = await startWorkflow(
-    deps.temporal,
-    transfer,
-    { tenantId, transferId: id, originId: origin, destinationId: dest, productsList: [{ sku: SKU, quantity: 5 }] },
-    { taskQueue, workflowId: `${tenantId}/${id}` },
-  );
-  const before = await ledger().onHand(SKU, dest);
-  let first: Proc | null = worker('worker-transfer-1');
-  try {
-    await handle.executeUpdate(approveTransfer, { args: [{ actor: 'test' }] });
-    first.child.kill('SIGKILL');
-    await first.exited;
-    first = worker('worker-transfer-2');
-    expect(await handle.executeUpdate(receiveTransfer, { args: [{ actor: 'test' }] })).toEqual({ status: 'received' });
-    expect(await handle.result()).toBe('received');
-    expect(await ledger().onHand(SKU, dest)).toBe(before + 5);
-    expect((await tdb.collection(transfers).findOne({ _id: id }))!.status).toBe('received');
-  } finally {
-    await first?.stop();
-  }
+    expectError(await act(t.id, action, { as: other }), 404, 'not-found');
+  expect((await api.get(`/inventory/transfers/${t.id}`)).body.status).toBe('pending');
 });

@@ -1,4 +1,11 @@
-import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setHandler,
+  type RetryPolicy,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import {
   approveTransfer,
@@ -16,10 +23,12 @@ import {
   type TransferStatus,
 } from '../../shared/inventory/transfer-rules';
 
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '20 seconds', nonRetryableErrorTypes: ['insufficient-stock'] },
-});
+const retry: RetryPolicy = { initialInterval: '1 second', maximumInterval: '20 seconds' };
+// a refusal (insufficient stock) comes back as a non-retryable failure (activities/index.ts)
+const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+// a transfer may have hundreds of lines: the move heartbeats each one, so a dead worker's move is
+// handed to another within seconds, however long the whole move may take
+const move = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '10 seconds', retry });
 
 /**
  * One transfer's life. approve / receive / cancel are Updates: the validator refuses a move the
@@ -69,7 +78,7 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       state = 'receiving';
       receiveAttempt++;
       try {
-        await acts.moveTransferStock({
+        await move.moveTransferStock({
           ...ref,
           attempt: receiveAttempt,
           originId: input.originId,

@@ -1,0 +1,249 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { carriedAppError } from '../errors/failures';
+import { newId } from '../ids';
+import { Locations } from '../locations/locations';
+import { pageWindow, type PageRequest } from '../paging';
+import { Catalog } from '../products/catalog';
+import { JOB_TYPE, TENANT_ID } from '../temporal/search-attributes';
+import { workflowIdFor } from '../temporal/workflow-ids';
+import { startWorkflow, workflowHandle } from '../temporal/workflows';
+import { transfer as transferWorkflow, transferUpdates, type TransferActionArgs, type TransferInput } from './messages';
+import {
+  TRANSFER_MOVES,
+  transferStateCode,
+  type TransferAction,
+  type TransferLine,
+  type TransferStatus,
+} from './transfer-rules';
+import { transfers, type TransferDoc, type TransferEvent } from './transfers';
+
+/** A transfer as a client asks for it; the shape is already validated (the route's schema). */
+export interface NewTransfer {
+  originId: string;
+  destinationId: string;
+  productsList: TransferLine[];
+  notes?: string;
+}
+
+export interface TransferActionOptions {
+  reason?: string;
+  /** The request's Idempotency-Key: the Update's id, and the key a retried receive is recognised by. */
+  idempotencyKey?: string;
+}
+
+const PAST_TENSE: Record<TransferAction, string> = { approve: 'approved', receive: 'received', cancel: 'cancelled' };
+
+function notFound(id: string): AppError {
+  return new AppError(404, 'not-found', `No transfer ${id}`);
+}
+
+/** An action refused in a state: the 409 names the state, in its code and in details.currentState. */
+function refusedInState(transferId: string, action: TransferAction, state: string, message?: string): AppError {
+  return new AppError(
+    409,
+    transferStateCode(state as TransferStatus),
+    message ?? `A ${state} transfer cannot be ${PAST_TENSE[action]}`,
+    { details: { transferId, action, currentState: state, allowedFrom: TRANSFER_MOVES[action].from } },
+  );
+}
+
+/** The workflow's own refusal (its validator or handler saw a state the action may not start from). */
+function stateRefusal(err: unknown): ApplicationFailure | null {
+  for (let cause = err, depth = 0; cause && depth < 10; cause = (cause as { cause?: unknown }).cause, depth++)
+    if (cause instanceof ApplicationFailure && cause.type?.startsWith('conflict/transfer-')) return cause;
+  return null;
+}
+
+const isReceiveRetry = (t: TransferDoc, action: TransferAction, key: string | undefined) =>
+  action === 'receive' && key !== undefined && t.status === 'received' && t.receiveKey === key;
+
+/**
+ * Transfers of stock between two locations, as use cases: each transfer is the workflow
+ * `<tenantId>/<transferId>`, which owns its state; approve / receive / cancel are its Updates.
+ * Every method takes the tenant's database first.
+ */
+export class TransferService {
+  constructor(
+    private readonly temporal: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  async get(tenantDb: TenantDb, id: string): Promise<TransferDoc> {
+    const t = await tenantDb.collection(transfers).findOne({ _id: id });
+    if (!t) throw notFound(id);
+    return t;
+  }
+
+  /** Newest first. */
+  async list(
+    tenantDb: TenantDb,
+    q: PageRequest & { status?: TransferStatus },
+  ): Promise<{ transfers: TransferDoc[]; totalCount: number }> {
+    const col = tenantDb.collection(transfers);
+    const filter = q.status ? { status: q.status } : {};
+    const [rows, totalCount] = await Promise.all([
+      col.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
+      col.countDocuments(filter),
+    ]);
+    return { transfers: rows, totalCount };
+  }
+
+  /**
+   * A pending transfer and its workflow. Lines naming the same SKU (in any case) become one line;
+   * both locations and every SKU must exist. No workflow, no transfer: the record is removed when
+   * the start fails.
+   */
+  async create(tenantDb: TenantDb, actor: string, input: NewTransfer): Promise<TransferDoc> {
+    if (input.originId === input.destinationId)
+      throw new AppError(400, 'bad-request/same-location', 'originId and destinationId must differ', {
+        field: 'destinationId',
+      });
+    const merged = new Map<string, number>();
+    for (const line of input.productsList) {
+      const sku = line.sku.trim().toUpperCase();
+      merged.set(sku, (merged.get(sku) ?? 0) + line.quantity);
+    }
+    const locations = new Locations(tenantDb);
+    await locations.require(input.originId);
+    await locations.require(input.destinationId);
+    const catalog = new Catalog(tenantDb);
+    for (const sku of merged.keys())
+      if (!(await catalog.skuOwner(sku)))
+        throw new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'productsList' });
+
+    const id = newId('trf');
+    const now = new Date();
+    const productsList: TransferLine[] = [...merged].map(([sku, quantity]) => ({ sku, quantity }));
+    const doc: TransferDoc = {
+      _id: id,
+      tenantId: tenantDb.tenantId,
+      originId: input.originId,
+      destinationId: input.destinationId,
+      productsList,
+      notes: input.notes ?? null,
+      status: 'pending',
+      workflowId: workflowIdFor(tenantDb.tenantId, id),
+      createdBy: actor,
+      createdAt: now,
+      updatedAt: now,
+      approvedAt: null,
+      receivedAt: null,
+      cancelledAt: null,
+      cancelReason: null,
+      receiveKey: null,
+      history: [{ action: 'create', outcome: 'applied', state: 'pending', actor, at: now }],
+    };
+    const col = tenantDb.collection(transfers);
+    await col.insertOne(doc);
+    const workflowInput: TransferInput = {
+      tenantId: tenantDb.tenantId,
+      transferId: id,
+      originId: input.originId,
+      destinationId: input.destinationId,
+      productsList,
+    };
+    try {
+      await startWorkflow(this.temporal, transferWorkflow, workflowInput, {
+        taskQueue: this.taskQueue,
+        workflowId: doc.workflowId,
+        workflowIdConflictPolicy: 'FAIL',
+        typedSearchAttributes: [
+          { key: TENANT_ID, value: tenantDb.tenantId },
+          { key: JOB_TYPE, value: 'inventory-transfer' },
+        ],
+      });
+    } catch (err) {
+      await col.deleteById(id);
+      throw err;
+    }
+    return doc;
+  }
+
+  /**
+   * Runs one action as an Update of the transfer's workflow and answers the transfer after it.
+   * A refusal (the state does not allow the action, or the origin lacks stock) is a 409, and the
+   * refused attempt is kept in the transfer's history. A receive retried with the Idempotency-Key
+   * of the receive that succeeded answers the transfer again, even after the workflow has ended.
+   */
+  async act(
+    tenantDb: TenantDb,
+    actor: string,
+    id: string,
+    action: TransferAction,
+    options: TransferActionOptions = {},
+  ): Promise<TransferDoc> {
+    const t = await this.get(tenantDb, id);
+    const key = options.idempotencyKey;
+    if (isReceiveRetry(t, action, key)) return t;
+    const args: TransferActionArgs = {
+      actor,
+      ...(options.reason !== undefined ? { reason: options.reason } : {}),
+      ...(key ? { idempotencyKey: key } : {}),
+    };
+    try {
+      await workflowHandle(this.temporal, transferWorkflow, t.workflowId).executeUpdate(transferUpdates[action], {
+        args: [args],
+        ...(key ? { updateId: `${action}:${key}` } : {}),
+      });
+    } catch (err) {
+      const refusal = await this.refusalOf(tenantDb, t, action, key, err);
+      if (!(refusal instanceof AppError)) return refusal;
+      await this.recordRefused(tenantDb, t, action, actor, refusal);
+      throw refusal;
+    }
+    return this.get(tenantDb, id);
+  }
+
+  /**
+   * What a failed Update means for the client: a refusal to answer, the transfer itself (a
+   * retried receive that had already succeeded), or the failure again when it is none of those.
+   */
+  private async refusalOf(
+    tenantDb: TenantDb,
+    t: TransferDoc,
+    action: TransferAction,
+    key: string | undefined,
+    err: unknown,
+  ): Promise<AppError | TransferDoc> {
+    const byState = stateRefusal(err);
+    if (byState)
+      return refusedInState(t._id, action, byState.type!.slice('conflict/transfer-'.length), byState.message);
+    // a domain refusal from an activity (insufficient stock), carried across Temporal as itself
+    const carried = carriedAppError(err);
+    if (carried) {
+      const details = (carried.extra.details as Record<string, unknown> | undefined) ?? {};
+      return new AppError(carried.status, carried.code, carried.message, {
+        ...carried.extra,
+        details: { transferId: t._id, ...details },
+      });
+    }
+    // the workflow has ended (received or cancelled): the record says how
+    const now = await tenantDb.collection(transfers).findOne({ _id: t._id });
+    if (!now || (now.status !== 'received' && now.status !== 'cancelled')) throw err;
+    if (isReceiveRetry(now, action, key)) return now;
+    return refusedInState(t._id, action, now.status);
+  }
+
+  private async recordRefused(
+    tenantDb: TenantDb,
+    t: TransferDoc,
+    action: TransferAction,
+    actor: string,
+    refusal: AppError,
+  ): Promise<void> {
+    const state = ((refusal.extra.details as { currentState?: string } | undefined)?.currentState ??
+      t.status) as TransferStatus;
+    const event: TransferEvent = {
+      action,
+      outcome: 'refused',
+      state,
+      actor,
+      at: new Date(),
+      ...(refusal.code === 'conflict/insufficient-stock' ? { reason: 'insufficient stock' } : {}),
+    };
+    await tenantDb.collection(transfers).updateById(t._id, { $push: { history: event } });
+  }
+}
