@@ -1,18 +1,20 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { rollbackOperation as rollback, RollbackRefused } from '../../shared/bulk/rollback';
+import { isRollbackCheckpoint, rollbackOperation as rollback } from '../../shared/bulk/rollback';
 import type { RollbackInput, RollbackResult } from '../../shared/bulk/messages';
 
-/** Runs the rollback; a refusal (the operation changed meanwhile) is a business failure, not retried. */
+/**
+ * Runs the rollback, heartbeating after each product with how far it got: a killed worker's
+ * attempt times out within the heartbeat timeout, and the next one resumes there. A refusal (the
+ * operation changed meanwhile) is an AppError, which activities/index.ts makes non-retryable.
+ */
 export function rollbackOperation(db: Db) {
   return async (input: RollbackInput): Promise<RollbackResult> => {
-    try {
-      return await rollback(new TenantDb(db, input.tenantId), input.operationId, input.rollbackId, input.actor);
-    } catch (err) {
-      if (err instanceof RollbackRefused)
-        throw ApplicationFailure.nonRetryable(err.message, 'rollback-failed', { blockedSkus: err.blockedSkus });
-      throw err;
-    }
+    const last: unknown = activityInfo().heartbeatDetails;
+    return rollback(new TenantDb(db, input.tenantId), input, {
+      checkpoint: isRollbackCheckpoint(last) ? last : undefined,
+      onProgress: (checkpoint) => heartbeat(checkpoint),
+    });
   };
 }

@@ -1,12 +1,8 @@
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { defineRoutes } from '../route';
 import { tenantOf } from '../context';
 import { AppError } from '../../shared/errors/catalog';
 import { BulkOperations, type BulkOperation } from '../../shared/bulk/operations';
-import { newId } from '../../shared/ids';
-import { rollback } from '../../shared/bulk/messages';
-import { workflowHandle } from '../../shared/temporal/workflows';
+import { requestRollback, rollbackStatus } from '../../shared/bulk/rollback-jobs';
 import { PAGE_PARAM } from '../../shared/validation';
 
 const both = { scopes: ['products:read' as const, 'products:update' as const] };
@@ -19,10 +15,6 @@ function present(op: BulkOperation) {
     createdAt: createdAt.toISOString(),
     finishedAt: finishedAt ? finishedAt.toISOString() : null,
   };
-}
-
-function rollbackFailed(message: string, blockedSkus: string[]): AppError {
-  return new AppError(400, 'rollback-failed', message, { details: { blockedSkus } });
 }
 
 export const bulkRoutes = defineRoutes([
@@ -70,53 +62,60 @@ export const bulkRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/operations/:id/rollback',
-    summary: 'Roll back a bulk operation (as a workflow): created products are deleted, changed ones restored',
-    description:
-      '400 rollback-failed, naming the SKUs, when a later operation or a direct edit changed any of its products. A rollback is recorded as an operation too. Repeating the call returns the same rollback.',
+    summary: 'Roll back a bulk operation (a job): created products are deleted, changed ones restored',
+    description: [
+      'Starts the rollback as a job and answers at once: 202 with the job, `{jobId, status, operationId, rollbackOperationId}`',
+      '(status queued or processing; a `Location` header names the URL to poll). An operation has one rollback: a repeated',
+      'or concurrent request answers the same job and the same rollbackOperationId, 202 while it runs and 200 once it ended.',
+      'A completed job adds `{success, deleted, restored, failed[{sku, reason}]}` (success false when some product could not',
+      'be undone); a failed one adds `success: false` and `error{code, message, details}`.',
+      '',
+      'Poll `GET /products/bulk/operations/{id}/rollback` (the same body) until status is completed or failed; the rollback',
+      'is also recorded as a bulk operation, `GET /products/bulk/operations/{rollbackOperationId}` (status processing,',
+      'completed or failed), and the operation rolled back shows status rolled_back once it is done.',
+      '',
+      '400 rollback-failed, with `details.blockedSkus`, when a later operation or a direct edit changed any of its products',
+      '(known before starting); if the rollback itself finds that, the job ends failed with that error, and asking again',
+      'answers the same 400.',
+    ].join('\n'),
     tags: ['bulk'],
     auth: { scopes: ['products:update'] },
     responses: {
-      200: { description: '`{success: true, operationId, rollbackOperationId, deleted, restored, failed[]}`' },
-      400: { description: 'rollback-failed' },
+      202: { description: 'the rollback job, running: `{jobId, status, operationId, rollbackOperationId}`' },
+      200: {
+        description:
+          'the rollback had already ended: the job with `{success, deleted, restored, failed[]}` or `{success: false, error}`',
+      },
+      400: { description: 'rollback-failed: `{code, message, details: {blockedSkus}}`' },
+      404: { description: 'not-found' },
     },
     handler: async (ctx) => {
       const { principal, tenantDb } = tenantOf(ctx);
-      const ops = new BulkOperations(tenantDb);
-      const op = await ops.get(ctx.params.id);
-      if (!op) throw new AppError(404, 'not-found', `No bulk operation ${ctx.params.id}`);
-      if (!(op.status === 'rolled_back' && op.rolledBackBy)) {
-        const check = await ops.rollbackCheck(op);
-        if (!check.canRollback)
-          throw rollbackFailed(`Operation ${op._id} cannot be rolled back: ${check.reason}`, check.blockedSkus);
+      const { job, finished } = await requestRollback(tenantDb, ctx.deps.jobs, ctx.params.id, principal.keyId);
+      if (!finished) {
+        ctx.status = 202;
+        ctx.set('Location', `/products/bulk/operations/${encodeURIComponent(job.operationId)}/rollback`);
       }
-      const rollbackId = newId('bop');
-      const { job } = await ctx.deps.jobs.start(tenantDb, {
-        type: 'bulk-rollback',
-        prefix: 'rbk',
-        workflow: rollback,
-        // one rollback per operation: a repeated request is the same job
-        idempotencyKey: op._id,
-        input: { operationId: op._id },
-        workflowInput: (jobId) => ({
-          tenantId: tenantDb.tenantId,
-          operationId: op._id,
-          rollbackId,
-          actor: principal.keyId,
-          jobId,
-        }),
-      });
-      try {
-        const result = await workflowHandle(ctx.deps.temporal, rollback, job.workflowId).result();
-        ctx.body = { success: result.failed.length === 0, jobId: job._id, ...result };
-      } catch (err) {
-        const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-        const failure = cause instanceof ApplicationFailure ? cause : (cause as { cause?: unknown } | undefined)?.cause;
-        if (failure instanceof ApplicationFailure && failure.type === 'rollback-failed') {
-          const details = (failure.details?.[0] ?? {}) as { blockedSkus?: string[] };
-          throw rollbackFailed(failure.message, details.blockedSkus ?? []);
-        }
-        throw err;
-      }
+      ctx.body = job;
+    },
+  },
+  {
+    method: 'get',
+    path: '/products/bulk/operations/:id/rollback',
+    summary: 'The rollback job of a bulk operation, for polling after POST …/rollback',
+    description:
+      'The body POST /products/bulk/operations/{id}/rollback answered, as it stands: `{jobId, status, operationId, rollbackOperationId}`, plus `{success, deleted, restored, failed[]}` once completed or `{success: false, error{code, message, details}}` once failed (a refusal the rollback found itself is `error.code` rollback-failed with `details.blockedSkus`). 404 when no rollback of the operation was requested.',
+    tags: ['bulk'],
+    auth: both,
+    responses: {
+      200: {
+        description:
+          '`{jobId, status, operationId, rollbackOperationId, success?, deleted?, restored?, failed?, error?}`',
+      },
+      404: { description: 'not-found' },
+    },
+    handler: async (ctx) => {
+      ctx.body = await rollbackStatus(tenantOf(ctx).tenantDb, ctx.deps.jobs, ctx.params.id);
     },
   },
 ]);

@@ -23,8 +23,17 @@ export interface BulkOperation {
   /** For a rollback: the operation it undid. For an undone operation: the rollback that undid it. */
   rollbackOf: string | null;
   rolledBackBy: string | null;
+  /** Why a failed rollback refused to start (absent on other operations and on older records). */
+  error?: OperationError | null;
   createdAt: Date;
   finishedAt: Date | null;
+}
+
+/** A refusal as the API answers it, kept so a client polling a job sees what the POST would have said. */
+export interface OperationError {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
 }
 
 export interface BulkOperationItem {
@@ -38,6 +47,12 @@ export interface BulkOperationItem {
   before: ProductDoc | null;
   /** The product's version right after the change: any other version means someone changed it since. */
   afterVersion: number | null;
+  /**
+   * A rollback records each step before it makes it (with this flag) and clears the flag once
+   * made, so a rollback killed in between knows the product is its own to finish, not a product
+   * someone else changed. Absent on every other item.
+   */
+  pending?: boolean;
 }
 
 export const bulkOperations = defineCollection<BulkOperation>({
@@ -123,6 +138,42 @@ export class BulkOperations {
       });
   }
 
+  /** Records the steps a rollback is about to take; an intent recorded by an earlier attempt stays as it was. */
+  async recordIntents(
+    operationId: string,
+    items: Omit<BulkOperationItem, '_id' | 'tenantId' | 'operationId' | 'pending'>[],
+  ): Promise<void> {
+    if (!items.length) return;
+    await this.items
+      .insertMany(
+        items.map((item) => ({ _id: `${operationId}:${item.productId}`, operationId, ...item, pending: true })),
+        { ordered: false },
+      )
+      .catch((err) => {
+        if (!duplicateKeyIndexes(err)) throw err;
+      });
+  }
+
+  /** Marks recorded intents as done, each with its product's version after the step (null: deleted). */
+  async completeItems(operationId: string, done: { productId: string; afterVersion: number | null }[]): Promise<void> {
+    if (!done.length) return;
+    await this.items.bulkWrite(
+      done.map((d) => ({
+        updateOne: {
+          filter: { _id: `${operationId}:${d.productId}` },
+          update: { $set: { afterVersion: d.afterVersion }, $unset: { pending: '' } },
+        },
+      })),
+      { ordered: false },
+    );
+  }
+
+  /** Forgets the intents of steps that were not made. */
+  async unrecordMany(operationId: string, productIds: string[]): Promise<void> {
+    if (productIds.length)
+      await this.items.deleteMany({ _id: { $in: productIds.map((id) => `${operationId}:${id}`) } });
+  }
+
   /** Forgets an item recorded ahead of a write that then did not happen. */
   async unrecord(operationId: string, productId: string): Promise<void> {
     await this.items.deleteById(`${operationId}:${productId}`);
@@ -133,6 +184,19 @@ export class BulkOperations {
       { _id: operationId, status: 'processing' },
       { $set: { status, counts, finishedAt: new Date() } },
     );
+  }
+
+  /** Ends an operation that refused to run, with the refusal a client polling it is shown. */
+  async refuse(operationId: string, error: OperationError): Promise<void> {
+    await this.ops.updateOne(
+      { _id: operationId, status: 'processing' },
+      { $set: { status: 'failed', error, finishedAt: new Date() } },
+    );
+  }
+
+  /** Drops a rollback record made for a job whose workflow then could not be started (nothing was done under it). */
+  async discardRollback(operationId: string): Promise<void> {
+    await this.ops.deleteOne({ _id: operationId, type: 'rollback', status: 'processing' });
   }
 
   get(id: string): Promise<BulkOperation | null> {

@@ -1,0 +1,185 @@
+import { isDeepStrictEqual } from 'node:util';
+import { ObjectId } from 'mongodb';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { Catalog } from '../products/catalog';
+import { products, productSkus } from '../products/collections';
+import { skusOf } from '../products/normalize';
+import type { ProductDoc } from '../products/types';
+import { BulkOperations, type BulkOperationItem } from './operations';
+
+export const CHANGED_SINCE = 'changed since the operation';
+
+/** The product's version once the step is made (null: deleted), or why the product cannot be undone. */
+type StepEnd = { done: true; afterVersion: number | null } | { done: false; reason: string };
+
+const changed: StepEnd = { done: false, reason: CHANGED_SINCE };
+
+/** A product's own content: what a restore puts back, without the bookkeeping every write moves. */
+function content(p: ProductDoc): Record<string, unknown> {
+  const { _id: _i, tenantId: _t, version: _v, createdAt: _c, updatedAt: _u, ...rest } = p;
+  return rest;
+}
+
+/**
+ * The steps of one rollback, each safe to run again from any point it was stopped at. A step
+ * records its intent (a pending item under the rollback's id) before it touches the product and
+ * completes the item after, so a later attempt tells apart the two cases a kill can leave: no
+ * item and the product as the operation left it (nothing done yet: make the step), or a pending
+ * item and the product already in the target state (done but not recorded: record it).
+ * Items go by batches: one read, one write of intents, one delete of created products and one
+ * write of completions per batch; a changed product is restored on its own (a guarded write).
+ */
+export class RollbackSteps {
+  private readonly catalog: Catalog;
+  private readonly ops: BulkOperations;
+
+  constructor(
+    private readonly tenantDb: TenantDb,
+    private readonly rollbackId: string,
+  ) {
+    this.catalog = new Catalog(tenantDb);
+    this.ops = new BulkOperations(tenantDb);
+  }
+
+  /**
+   * Undoes a batch of the operation's items; `mine` holds what this rollback recorded so far, by
+   * product id. Answers, per item, null when its product is undone (now or by an earlier
+   * attempt), else why not. `onStep` is called after each product restored (a heartbeat).
+   */
+  async undo(
+    batch: BulkOperationItem[],
+    mine: Map<string, BulkOperationItem>,
+    onStep?: () => void,
+  ): Promise<(string | null)[]> {
+    const ends = new Map<string, StepEnd>();
+    const open = batch.filter((item) => {
+      const recorded = mine.get(item.productId);
+      if (recorded && !recorded.pending) ends.set(item.productId, { done: true, afterVersion: recorded.afterVersion });
+      return !ends.has(item.productId);
+    });
+    const current = await this.currentOf(open);
+
+    // a product with no intent of ours is untouched by this rollback: only one as the operation left it is undone
+    const started = open.filter((item) => {
+      if (mine.has(item.productId)) return true;
+      const p = current.get(item.productId);
+      if (p && item.afterVersion !== null && p.version === item.afterVersion) return true;
+      ends.set(item.productId, changed);
+      return false;
+    });
+    await this.ops.recordIntents(
+      this.rollbackId,
+      started
+        .filter((item) => !mine.has(item.productId))
+        .map((item) => ({
+          productId: item.productId,
+          sku: item.sku,
+          action: item.action === 'created' ? ('deleted' as const) : ('restored' as const),
+          before: current.get(item.productId)!,
+          afterVersion: null,
+        })),
+    );
+
+    for (const [productId, end] of await this.deleteCreated(
+      started.filter((i) => i.action === 'created'),
+      current,
+    ))
+      ends.set(productId, end);
+    for (const item of started.filter((i) => i.action !== 'created')) {
+      ends.set(item.productId, await this.restoreChanged(item, current.get(item.productId) ?? null));
+      onStep?.();
+    }
+
+    const done = started.flatMap((item) => {
+      const end = ends.get(item.productId)!;
+      return end.done ? [{ productId: item.productId, afterVersion: end.afterVersion }] : [];
+    });
+    await this.ops.completeItems(this.rollbackId, done);
+    // nothing of ours stays on a product this rollback did not undo
+    await this.ops.unrecordMany(
+      this.rollbackId,
+      started.filter((item) => !ends.get(item.productId)!.done).map((item) => item.productId),
+    );
+    return batch.map((item) => {
+      const end = ends.get(item.productId)!;
+      return end.done ? null : end.reason;
+    });
+  }
+
+  private async currentOf(items: BulkOperationItem[]): Promise<Map<string, ProductDoc>> {
+    if (!items.length) return new Map();
+    const found = await this.tenantDb
+      .collection(products)
+      .find({ _id: { $in: items.map((i) => new ObjectId(i.productId)) } })
+      .toArray();
+    return new Map(found.map((p) => [p._id.toHexString(), p]));
+  }
+
+  /**
+   * Products the operation created: deleted if still at the version it left them (several at
+   * once, as Catalog.deleteAt does one), their SKUs given back. One found gone is one an earlier
+   * attempt deleted (its intent is recorded), perhaps stopped before it gave the SKUs back.
+   */
+  private async deleteCreated(
+    items: BulkOperationItem[],
+    current: Map<string, ProductDoc>,
+  ): Promise<Map<string, StepEnd>> {
+    const ends = new Map<string, StepEnd>();
+    if (!items.length) return ends;
+    const byVersion = new Map<number, ObjectId[]>();
+    for (const item of items) {
+      const p = current.get(item.productId);
+      if (p && p.version === item.afterVersion) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p._id]);
+    }
+    const col = this.tenantDb.collection(products);
+    for (const [version, ids] of byVersion) await col.deleteMany({ _id: { $in: ids }, version });
+    // what is left was changed since (before this rollback began, or in between: the guard kept it)
+    const left = new Set(
+      (
+        await col
+          .find({ _id: { $in: items.map((i) => new ObjectId(i.productId)) } }, { projection: { _id: 1 } })
+          .toArray()
+      ).map((p) => p._id.toHexString()),
+    );
+    const gone = items.filter((i) => !left.has(i.productId)).map((i) => i.productId);
+    if (gone.length) await this.tenantDb.collection(productSkus).deleteMany({ productId: { $in: gone } });
+    for (const item of items)
+      ends.set(item.productId, left.has(item.productId) ? changed : { done: true, afterVersion: null });
+    return ends;
+  }
+
+  /** A product the operation changed: put its before-image back, or find it back already. */
+  private async restoreChanged(item: BulkOperationItem, current: ProductDoc | null): Promise<StepEnd> {
+    const before = item.before;
+    if (!before || item.afterVersion === null) return { done: false, reason: 'no before-image was recorded' };
+    try {
+      if (current && current.version === item.afterVersion) {
+        // the guarded write moves the version by exactly one
+        if (await this.catalog.restore(before, item.afterVersion))
+          return { done: true, afterVersion: item.afterVersion + 1 };
+        current = await this.catalog.get(item.productId); // written in between: ours (a retry) or someone's
+      }
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      // a concurrent write: look again; another refusal (a SKU of the before-image taken since) is this product's
+      if (err.code !== 'conflict') return { done: false, reason: err.message };
+      current = await this.catalog.get(item.productId);
+    }
+    if (!current || !isDeepStrictEqual(content(current), content(before))) return changed;
+    await this.settleClaims(current);
+    return { done: true, afterVersion: current.version };
+  }
+
+  /**
+   * A restore stopped after its write may not have given back the SKUs the operation had added
+   * (variants it created) or set each claim's kind: the claims are made to match the product.
+   */
+  private async settleClaims(product: ProductDoc): Promise<void> {
+    const productId = product._id.toHexString();
+    const wanted = skusOf(product);
+    const claims = this.tenantDb.collection(productSkus);
+    await claims.deleteMany({ productId, sku: { $nin: wanted.map((s) => s.sku) } });
+    for (const s of wanted) await claims.updateOne({ productId, sku: s.sku }, { $set: { kind: s.kind } });
+  }
+}
