@@ -5,7 +5,7 @@ import { jobs } from './jobs/collection';
 import { products, productSkus } from './products/collections';
 import { orderComments, orders } from './orders/collections';
 import { bulkOperationItems, bulkOperations } from './bulk/operations';
-import { importErrors, importStaging } from './csv/jobs';
+import { importErrors, importStaging } from './csv/staging';
 import { locations } from './locations/locations';
 import { locationZones } from './locations/zones';
 import { stockLevels, stockMovements } from './inventory/collections';

@@ -1,66 +1,106 @@
+import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
+import { AbortMultipartUploadCommand, ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { heartbeat } from '@temporalio/activity';
+import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
 import { stringify } from 'csv-stringify';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { jobs } from '../../shared/jobs/collection';
+import { jobs, RUNNING_JOB_STATUSES } from '../../shared/jobs/collection';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { selectionFilter } from '../../shared/csv/select';
 import type { ExportInput, ExportResult } from '../../shared/csv/messages';
+import { exportObjectKey } from '../../shared/csv/uploads';
 import { products } from '../../shared/products/collections';
 import { presentProduct } from '../../shared/products/present';
 import type { ProductDoc } from '../../shared/products/types';
 
+/** Products between two progress writes to the job record (heartbeats go with every product). */
+const PROGRESS_EVERY = 500;
+
+/**
+ * Multipart uploads of this key that an earlier attempt left open (its worker was killed, or it
+ * lost its heartbeat): aborted, so their parts do not linger and a late attempt cannot complete
+ * one after this attempt's file is in place.
+ */
+async function abortEarlierUploads(s3: S3Client, bucket: string, key: string): Promise<void> {
+  const open = await s3.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }));
+  for (const upload of open.Uploads ?? []) {
+    if (upload.Key !== key || !upload.UploadId) continue;
+    await s3
+      .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: upload.UploadId }))
+      .catch(() => undefined); // already completed or aborted: nothing left to free
+  }
+}
+
 /**
  * Streams the selected products through the layout into a multipart upload: memory stays flat
- * whatever the catalog size. Run again, it writes the same object again (idempotent).
+ * whatever the catalog size. It heartbeats with every product, so a killed worker's attempt is
+ * seen dead within the heartbeat timeout (seconds), and a cancelled or timed-out attempt stops
+ * and abandons its upload. A retry starts the file over under the same key: the object that ends
+ * up there has every selected product once, whichever attempt finished it.
  */
 export function exportCsv({ db, s3, config }: ActivityDeps) {
   return async (input: ExportInput): Promise<ExportResult> => {
+    const bucket = config.s3.bucket;
+    const signal = cancellationSignal();
     const tenantDb = new TenantDb(db, input.tenantId);
     const layout = layoutFor(input.format);
     const filter = selectionFilter(input);
     const col = tenantDb.collection(products);
+    const key = exportObjectKey(input.tenantId, input.jobId);
+    heartbeat(0);
+    if (activityInfo().attempt > 1) await abortEarlierUploads(s3, bucket, key);
     const total = await col.countDocuments(filter);
-    const key = `exports/${input.tenantId}/${input.jobId}.csv`;
+    heartbeat(0);
+
     const csv = stringify({ header: true, columns: layout.columns, record_delimiter: '\r\n' });
     const body = new PassThrough();
     csv.pipe(body);
     const upload = new Upload({
       client: s3,
-      params: {
-        Bucket: config.s3.bucket,
-        Key: key,
-        Body: body,
-        ContentType: 'text/csv',
-        ServerSideEncryption: 'AES256',
-      },
+      params: { Bucket: bucket, Key: key, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' },
       queueSize: 2,
       partSize: 5 * 1024 * 1024,
     });
     const done = upload.done();
+    done.catch(() => undefined); // awaited below; an abandoned upload's rejection is expected
+    const abandon = () => {
+      csv.destroy();
+      void upload.abort().catch(() => undefined);
+    };
+    signal.addEventListener('abort', abandon, { once: true });
+
     let count = 0;
     let rows = 0;
-    const progress = async () => {
-      heartbeat(count);
-      await tenantDb
+    const progress = () =>
+      tenantDb
         .collection(jobs)
         .updateOne(
-          { _id: input.jobId, status: { $in: ['queued', 'processing'] } },
+          { _id: input.jobId, status: { $in: [...RUNNING_JOB_STATUSES] } },
           { $set: { result: { processedRows: count, totalRows: total, count, rows } } },
         );
-    };
-    for await (const doc of col.find(filter, { sort: { sku: 1 } })) {
-      for (const record of layout.toRecords(presentProduct(doc as ProductDoc))) {
-        if (!csv.write(record)) await new Promise((r) => csv.once('drain', r));
-        rows++;
+    try {
+      for await (const doc of col.find(filter, { sort: { sku: 1 } })) {
+        if (signal.aborted) throw signal.reason;
+        for (const record of layout.toRecords(presentProduct(doc as ProductDoc))) {
+          // the upload's end (a failure) or a cancellation wakes a writer waiting for room too
+          if (!csv.write(record)) await Promise.race([once(csv, 'drain', { signal }), done]);
+          rows++;
+        }
+        count++;
+        heartbeat(count); // throttled by the SDK: cheap per product
+        if (count % PROGRESS_EVERY === 0) await progress();
       }
-      count++;
-      if (count % 500 === 0) await progress();
+      if (signal.aborted) throw signal.reason;
+      csv.end();
+      await done;
+    } catch (err) {
+      abandon();
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', abandon);
     }
-    csv.end();
-    await done;
     return { key, count, rows, totalRows: total, processedRows: count };
   };
 }

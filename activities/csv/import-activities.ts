@@ -4,7 +4,10 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { BulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
-import { ASYNC_LIMITS, importErrors, importStaging, openObject, type ImportConfig } from '../../shared/csv/jobs';
+import type { ImportConfig } from '../../shared/csv/import-config';
+import { ASYNC_LIMITS } from '../../shared/csv/limits';
+import { importErrors, importStaging } from '../../shared/csv/staging';
+import { errorReportObjectKey, openObject } from '../../shared/csv/uploads';
 import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { layoutFor } from '../../shared/csv/layouts/index';
 import { toCsvText } from '../../shared/csv/parse';
@@ -44,7 +47,9 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
     ): Promise<StageResult> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const staging = tenantDb.collection(importStaging);
+      // a retried staging starts over: what a killed attempt staged is replaced
       await staging.deleteMany({ jobId: ref.jobId });
+      heartbeat(0);
       const open = () => openObject(s3, bucket, ref.s3Key);
       // staged a chunk at a time as the file is read: the worker never holds the whole file
       const chunks: [number, number][] = [];
@@ -81,6 +86,7 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
           ASYNC_LIMITS,
           stage,
           ref.chunkSize,
+          (records) => heartbeat(records), // the first pass hands nothing on: say it is alive
         );
         return {
           ...none,
@@ -171,6 +177,7 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
     ): Promise<{ errorReportKey: string | null }> {
       const tenantDb = new TenantDb(db, ref.tenantId);
       const ops = new BulkOperations(tenantDb);
+      heartbeat('finishing');
       const op = await ops.get(ref.operationId);
       if (op && op.status === 'processing') {
         if (ref.counts.created + ref.counts.updated > 0) await ops.finish(ref.operationId, 'completed', ref.counts);
@@ -181,8 +188,9 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
         .find({ jobId: ref.jobId }, { sort: { row: 1 } })
         .toArray();
       let errorReportKey: string | null = null;
+      heartbeat('report');
       if (errors.length) {
-        errorReportKey = `reports/${ref.tenantId}/${ref.jobId}-errors.csv`;
+        errorReportKey = errorReportObjectKey(ref.tenantId, ref.jobId);
         const body = toCsvText(
           ['row', 'sku', 'errors'],
           errors.map((e) => ({ row: String(e.row), sku: e.sku ?? '', errors: e.message })),

@@ -6,7 +6,6 @@ import { mapLimit } from '../concurrency';
 import { AppError } from '../errors/catalog';
 import { Catalog } from '../products/catalog';
 import { presentProduct } from '../products/present';
-import { productProperties } from '../products/schema';
 import type { ProductDoc, ProductInput } from '../products/types';
 import type { ParsedProduct } from './layout';
 
@@ -43,17 +42,6 @@ export type Plan =
   | { kind: 'error'; parsed: ParsedProduct; messages: string[] };
 
 const SERVER_FIELDS = ['_id', 'tenantId', 'createdAt', 'updatedAt', 'version'];
-
-export function checkFieldsToUpdate(fields: string[] | undefined): void {
-  const unknown = (fields ?? []).filter((f) => !Object.hasOwn(productProperties, f) || f === 'sku');
-  if (unknown.length)
-    throw new AppError(
-      400,
-      'bad-request/invalid-config',
-      `fieldsToUpdate names fields that cannot be updated: ${unknown.join(', ')}`,
-      { field: 'fieldsToUpdate' },
-    );
-}
 
 /** The stored product as an input body (what a full update would send to keep it as it is). */
 function asInput(doc: ProductDoc): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { defineQuery } from '@temporalio/workflow';
 import { defineWorkflow } from '../temporal/define-workflow';
-import type { ImportConfig } from './jobs';
+import type { ImportConfig } from './import-config';
 import type { Selection } from './select';
 
 export interface CsvImportInput {

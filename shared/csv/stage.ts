@@ -35,9 +35,14 @@ export interface StreamLimits {
   maxVariantsPerProduct: number;
 }
 
+/** How many records are read between two calls of `alive`. */
+const ALIVE_EVERY = 1000;
+
 /**
  * The products of the object `open` returns (called once per pass), handed to `sink` in file
  * order, `batchSize` at a time with the index of the first. Over a cap, no product is handed on.
+ * `alive` is called every thousand records of either pass: a reader that heartbeats there is
+ * seen alive through a first pass that hands nothing on.
  */
 export async function streamProducts(
   open: () => Promise<Readable>,
@@ -46,7 +51,12 @@ export async function streamProducts(
   limits: StreamLimits,
   sink: (batch: ParsedProduct[], firstIndex: number) => Promise<void>,
   batchSize = 500,
+  alive?: (recordsRead: number) => void,
 ): Promise<StreamedFile> {
+  let read = 0;
+  const tick = () => {
+    if (++read % ALIVE_EVERY === 0) alive?.(read);
+  };
   const rename = renamer(mappings);
 
   // pass 1: key columns only
@@ -58,9 +68,11 @@ export async function streamProducts(
     (header) => (keys = layout.keyColumns(mappedHeader(header, mappings))),
   )) {
     rows++;
+    tick();
     if (rows > limits.maxRows) continue; // only counted from here: the file will not be imported
     const record = rename ? rename(raw) : raw;
-    const values: Record<string, string> = {};
+    // no prototype: a column's name is the file's text
+    const values: Record<string, string> = Object.create(null);
     for (const k of keys) if (record.values[k] !== undefined) values[k] = record.values[k];
     if (Object.entries(record.values).some(([k, v]) => !keys.includes(k) && typeof v === 'string' && v.trim() !== ''))
       values[HAS_OTHER_CELLS] = 'x';
@@ -93,6 +105,7 @@ export async function streamProducts(
     handed += b.length;
   };
   for await (const raw of csvRecords(await open())) {
+    tick();
     const g = groupOfRow[raw.row] ?? -1;
     if (g < 0) continue; // a blank record: it makes nothing
     const records = gathering.get(g) ?? [];

@@ -1,21 +1,23 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { expectError } from '../helpers/expect-error';
-import { http, TestDeps, testStack } from '../helpers/stack';
+import { ApiClient } from '../helpers/client';
+import { TestDeps } from '../helpers/stack';
 import { nativeLayout } from '../../shared/csv/layouts/native';
 import { toCsvText } from '../../shared/csv/parse';
-import { jobs } from '../../shared/jobs/collection';
+import { FINISHED_JOB_STATUSES, jobs, type JobStatus } from '../../shared/jobs/collection';
 import { TenantDb } from '../../shared/db/tenant-db';
 
 /** The async CSV flow through HTTP: upload URL, upload to the object store, validate, import job, poll, error report. */
-const { apiUrl } = testStack();
 let deps: TestDeps;
-let key: string;
+let api: ApiClient;
 let tenantId: string;
 let n = 0;
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  ({ key, tenantId } = await deps.tenantWithKey());
+  const tenant = await deps.tenantWithKey();
+  api = new ApiClient(tenant.key);
+  tenantId = tenant.tenantId;
 });
 afterAll(() => deps.close());
 
@@ -26,8 +28,8 @@ const csv = (rows: Record<string, string | number>[]) =>
     rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)]))),
   );
 
-async function upload(content: string, k = key): Promise<string> {
-  const res = await http(apiUrl, 'POST', '/products/bulk/csv/upload-url', { key: k });
+async function upload(content: string, client = api): Promise<string> {
+  const res = await client.post('/products/bulk/csv/upload-url');
   expect(res.status).toBe(200);
   const form = new FormData();
   for (const [name, value] of Object.entries(res.body.fields as Record<string, string>)) form.append(name, value);
@@ -37,18 +39,20 @@ async function upload(content: string, k = key): Promise<string> {
   return res.body.s3Key;
 }
 
-async function finished(jobId: string, k = key) {
+async function finished(jobId: string, client = api) {
   for (let i = 0; i < 300; i++) {
-    const res = await http(apiUrl, 'GET', `/products/bulk/csv/import/${jobId}`, { key: k });
+    const res = await client.get(`/products/bulk/csv/import/${jobId}`);
     expect(res.status).toBe(200);
-    if (['completed', 'failed', 'cancelled'].includes(res.body.status)) return res.body;
+    if (FINISHED_JOB_STATUSES.includes(res.body.status as JobStatus)) return res.body;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`job ${jobId} did not finish`);
 }
 
+const startImport = (body: Record<string, unknown>, client = api) => client.post('/products/bulk/csv/import', body);
+
 test('upload-url: a presigned POST under the tenant prefix, 600 s, up to 25 MiB, SSE', async () => {
-  const res = await http(apiUrl, 'POST', '/products/bulk/csv/upload-url', { key });
+  const res = await api.post('/products/bulk/csv/upload-url');
   expect(res.body).toMatchObject({
     s3Key: expect.stringMatching(new RegExp(`^uploads/${tenantId}/upl_[0-9A-Z]{26}\\.csv$`)),
     expiresIn: 600,
@@ -63,7 +67,7 @@ test('validate, import as a job, poll to the end; a failed row is in the error r
   const s3Key = await upload(
     csv([...good.map((s) => ({ sku: s, title: `Product ${s}`, price: 5 })), { sku: bad, title: 'Bad', price: -1 }]),
   );
-  const validation = await http(apiUrl, 'POST', '/products/bulk/csv/validate', { key, body: { s3Key } });
+  const validation = await api.post('/products/bulk/csv/validate', { s3Key });
   expect(validation.body).toEqual({
     rows: 4,
     validRows: 3,
@@ -72,9 +76,9 @@ test('validate, import as a job, poll to the end; a failed row is in the error r
     exceedsVariantCap: false,
     structuralErrors: [],
   });
-  const started = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key,
-    body: { s3Key, config: { createIfNotExists: true, maxRows: 1, chunkSize: 1, operationName: 'async load' } },
+  const started = await startImport({
+    s3Key,
+    config: { createIfNotExists: true, maxRows: 1, chunkSize: 1, operationName: 'async load' },
   });
   expect(started.status).toBe(202);
   expect(started.body.jobId).toMatch(/^csvimp_/);
@@ -96,10 +100,9 @@ test('validate, import as a job, poll to the end; a failed row is in the error r
   const text = await report.text();
   expect(text.split('\r\n')[0]).toBe('row,sku,errors');
   expect(text).toContain(`5,${bad},`);
-  for (const s of good)
-    expect((await http(apiUrl, 'GET', `/products/sku/${s}/exists`, { key })).body.exists).toBe(true);
+  for (const s of good) expect((await api.get(`/products/sku/${s}/exists`)).body.exists).toBe(true);
   // recorded as a bulk operation that can be rolled back
-  const ops = (await http(apiUrl, 'GET', '/products/bulk/operations?type=csv-import', { key })).body.operations;
+  const ops = (await api.get('/products/bulk/operations?type=csv-import')).body.operations;
   expect(ops.find((o: { id: string }) => o.id === `bop_${started.body.jobId}`)).toMatchObject({
     operationName: 'async load',
     status: 'completed',
@@ -110,16 +113,9 @@ test('validate, import as a job, poll to the end; a failed row is in the error r
 test('a repeated start with the same Idempotency-Key is the same job', async () => {
   const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]));
   const headers = { 'idempotency-key': `idem-${sku()}` };
-  const a = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key,
-    headers,
-    body: { s3Key, config: { createIfNotExists: true } },
-  });
-  const b = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key,
-    headers,
-    body: { s3Key, config: { createIfNotExists: true } },
-  });
+  const body = { s3Key, config: { createIfNotExists: true } };
+  const a = await api.post('/products/bulk/csv/import', body, { headers });
+  const b = await api.post('/products/bulk/csv/import', body, { headers });
   expect(b.body.jobId).toBe(a.body.jobId);
   await finished(a.body.jobId);
 });
@@ -132,48 +128,27 @@ test('skipErrorRows false: one bad row and nothing is written', async () => {
       { sku: sku(), title: 'Bad', price: 'x' },
     ]),
   );
-  const started = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key,
-    body: { s3Key, config: { createIfNotExists: true, skipErrorRows: false } },
-  });
+  const started = await startImport({ s3Key, config: { createIfNotExists: true, skipErrorRows: false } });
   const status = await finished(started.body.jobId);
   expect(status).toMatchObject({ status: 'completed', created: 0, failed: 1, skipped: 1 });
-  expect((await http(apiUrl, 'GET', `/products/sku/${good}/exists`, { key })).body.exists).toBe(false);
+  expect((await api.get(`/products/sku/${good}/exists`)).body.exists).toBe(false);
 });
 
 describe('errors', () => {
   test('a key outside the tenant prefix → 403 forbidden/invalid-s3-key (import and validate)', async () => {
     const other = await deps.tenantWithKey();
-    const theirs = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), other.key);
+    const theirs = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), api.as(other.key));
+    expectError(await startImport({ s3Key: theirs }), 403, 'forbidden/invalid-s3-key');
+    expectError(await api.post('/products/bulk/csv/validate', { s3Key: theirs }), 403, 'forbidden/invalid-s3-key');
     expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key: theirs } }),
-      403,
-      'forbidden/invalid-s3-key',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/validate', { key, body: { s3Key: theirs } }),
-      403,
-      'forbidden/invalid-s3-key',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-        key,
-        body: { s3Key: `uploads/${tenantId}/../${other.tenantId}/x.csv` },
-      }),
+      await startImport({ s3Key: `uploads/${tenantId}/../${other.tenantId}/x.csv` }),
       403,
       'forbidden/invalid-s3-key',
     );
   });
 
   test('an absent object → 404 not-found/s3-object', async () => {
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-        key,
-        body: { s3Key: `uploads/${tenantId}/never-uploaded.csv` },
-      }),
-      404,
-      'not-found/s3-object',
-    );
+    expectError(await startImport({ s3Key: `uploads/${tenantId}/never-uploaded.csv` }), 404, 'not-found/s3-object');
   });
 
   test('a file over 25 MiB (put there by other means) → 400 bad-request/file-too-large: we check too', async () => {
@@ -185,114 +160,83 @@ describe('errors', () => {
         Body: Buffer.alloc(25 * 1024 * 1024 + 1, 'a'),
       }),
     );
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key } }),
-      400,
-      'bad-request/file-too-large',
-    );
+    expectError(await startImport({ s3Key }), 400, 'bad-request/file-too-large');
   });
 
   test('invalid config → 400 bad-request/invalid-config; keys outside the allowlist are dropped', async () => {
     const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]));
+    expectError(await startImport({ s3Key, config: { skipErrorRows: 'yes' } }), 400, 'bad-request/invalid-config');
+    expectError(await startImport({ s3Key, config: { format: 'xml' } }), 400, 'bad-request/invalid-config');
+    expectError(await startImport({ s3Key, config: { fieldsToUpdate: ['prcie'] } }), 400, 'bad-request/invalid-config');
     expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-        key,
-        body: { s3Key, config: { skipErrorRows: 'yes' } },
-      }),
-      400,
-      'bad-request/invalid-config',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key, config: { format: 'xml' } } }),
-      400,
-      'bad-request/invalid-config',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-        key,
-        body: { s3Key, config: { fieldsToUpdate: ['prcie'] } },
-      }),
-      400,
-      'bad-request/invalid-config',
-    );
-    expectError(
-      await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-        key,
-        body: { s3Key, config: { mappings: { constructor: 'sku' } } },
-      }),
+      await startImport({ s3Key, config: { mappings: { constructor: 'sku' } } }),
       400,
       'bad-request/invalid-config',
     );
     // a __proto__ key is refused by the JSON parser itself, before any handler sees it
-    const proto = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-      key,
-      body: { s3Key, config: { mappings: JSON.parse('{"__proto__":"sku"}') } },
-    });
+    const proto = await startImport({ s3Key, config: { mappings: JSON.parse('{"__proto__":"sku"}') } });
     expectError(proto, 400, 'validation-error');
     expect(proto.body.message).toContain('prototype');
   });
 
+  test('keys outside the allowlist are ignored, whatever their value; only allowlisted keys reach the job', async () => {
+    const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]));
+    const started = await startImport({
+      s3Key,
+      config: { createIfNotExists: true, maxRows: 'many', chunkSize: -1, maxVariantsPerProduct: { any: 'thing' } },
+    });
+    expect(started.status).toBe(202);
+    const record = await new TenantDb(deps.db, tenantId).collection(jobs).findOne({ _id: started.body.jobId });
+    expect(record?.input.config).toEqual({
+      format: 'native',
+      skipErrorRows: true,
+      createIfNotExists: true,
+      enableSideEffects: false,
+    });
+    expect(await finished(started.body.jobId)).toMatchObject({ status: 'completed', created: 1 });
+  });
+
+  test.each(['__proto__', 'toString', 'constructor'])(
+    'a config format %s → 400 bad-request/invalid-config (import and validate), as any unknown format',
+    async (format) => {
+      const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]));
+      expectError(await startImport({ s3Key, config: { format } }), 400, 'bad-request/invalid-config');
+      expectError(
+        await api.post('/products/bulk/csv/validate', { s3Key, config: { format } }),
+        400,
+        'bad-request/invalid-config',
+      );
+    },
+  );
+
   test('not a CSV → the job fails with a structural error', async () => {
     const s3Key = await upload('sku,title\n"unclosed,quote\n');
-    const validation = await http(apiUrl, 'POST', '/products/bulk/csv/validate', { key, body: { s3Key } });
+    const validation = await api.post('/products/bulk/csv/validate', { s3Key });
     expect(validation.body.structuralErrors).toHaveLength(1);
-    const started = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key } });
+    const started = await startImport({ s3Key });
     expect((await finished(started.body.jobId)).status).toBe('failed');
   });
 
   test("unknown job, or another tenant's → 404 not-found", async () => {
-    expectError(await http(apiUrl, 'GET', '/products/bulk/csv/import/csvimp_NOPE', { key }), 404, 'not-found');
+    expectError(await api.get('/products/bulk/csv/import/csvimp_NOPE'), 404, 'not-found');
     const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]));
-    const started = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key, body: { s3Key } });
+    const started = await startImport({ s3Key });
     const other = await deps.tenantWithKey();
-    expectError(
-      await http(apiUrl, 'GET', `/products/bulk/csv/import/${started.body.jobId}`, { key: other.key }),
-      404,
-      'not-found',
-    );
+    expectError(await api.as(other.key).get(`/products/bulk/csv/import/${started.body.jobId}`), 404, 'not-found');
     await finished(started.body.jobId);
   });
 
   test('too many async jobs running → 429 rate-limited with Retry-After', async () => {
     const t = await deps.tenantWithKey();
-    const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), t.key);
+    const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), api.as(t.key));
     const now = new Date();
-    await new TenantDb(deps.db, t.tenantId)
-      .collection(jobs)
-      .insertMany(
-        [1, 2, 3].map((i) => ({
-          _id: `csvimp_busy${i}${Date.now()}`,
-          type: 'csv-import',
-          workflowId: 'x',
-          status: 'processing' as const,
-          idempotencyKey: `busy${i}`,
-          input: {},
-          result: null,
-          error: null,
-          createdAt: now,
-          updatedAt: now,
-          finishedAt: null,
-        })),
-      );
-    const res = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key: t.key, body: { s3Key } });
-    expectError(res, 429, 'rate-limited');
-    expect(res.headers.get('retry-after')).toBe('30');
-  });
-});
-
-test('a job whose workflow an operator terminated ends failed, and frees its running slot', async () => {
-  const t = await deps.tenantWithKey();
-  const now = new Date();
-  // two jobs hold slots (their workflows cannot be found: they count as running)
-  await new TenantDb(deps.db, t.tenantId)
-    .collection(jobs)
-    .insertMany(
-      [1, 2].map((i) => ({
-        _id: `csvimp_held${i}${Date.now()}`,
+    await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
+      [1, 2, 3].map((i) => ({
+        _id: `csvimp_busy${i}${Date.now()}`,
         type: 'csv-import',
         workflowId: 'x',
         status: 'processing' as const,
-        idempotencyKey: `held${i}`,
+        idempotencyKey: `busy${i}`,
         input: {},
         result: null,
         error: null,
@@ -301,57 +245,75 @@ test('a job whose workflow an operator terminated ends failed, and frees its run
         finishedAt: null,
       })),
     );
-  const rows = Array.from({ length: 2000 }, () => ({ sku: sku(), title: 'x', price: 1 }));
-  const started = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key: t.key,
-    body: { s3Key: await upload(csv(rows), t.key) },
+    const res = await startImport({ s3Key }, api.as(t.key));
+    expectError(res, 429, 'rate-limited');
+    expect(res.headers.get('retry-after')).toBe('30');
   });
+});
+
+test('a job whose workflow an operator terminated ends failed, and frees its running slot', async () => {
+  const t = await deps.tenantWithKey();
+  const theirs = api.as(t.key);
+  const now = new Date();
+  // two jobs hold slots (their workflows cannot be found: they count as running)
+  await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
+    [1, 2].map((i) => ({
+      _id: `csvimp_held${i}${Date.now()}`,
+      type: 'csv-import',
+      workflowId: 'x',
+      status: 'processing' as const,
+      idempotencyKey: `held${i}`,
+      input: {},
+      result: null,
+      error: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    })),
+  );
+  const rows = Array.from({ length: 2000 }, () => ({ sku: sku(), title: 'x', price: 1 }));
+  const started = await startImport({ s3Key: await upload(csv(rows), theirs) }, theirs);
   expect(started.status).toBe(202);
   const record = await new TenantDb(deps.db, t.tenantId).collection(jobs).findOne({ _id: started.body.jobId });
   await deps.temporal.workflow.getHandle(record!.workflowId).terminate('operator: stuck');
 
   // the third slot is free again without anyone polling the terminated job first
-  const next = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key: t.key,
-    body: { s3Key: await upload(csv([{ sku: sku(), title: 'y', price: 1 }]), t.key) },
-  });
+  const next = await startImport({ s3Key: await upload(csv([{ sku: sku(), title: 'y', price: 1 }]), theirs) }, theirs);
   expect(next.status).toBe(202);
-  const status = await http(apiUrl, 'GET', `/products/bulk/csv/import/${started.body.jobId}`, { key: t.key });
+  const status = await theirs.get(`/products/bulk/csv/import/${started.body.jobId}`);
   expect(status.body).toMatchObject({ status: 'failed', error: expect.stringContaining('terminated') });
   expect(await new TenantDb(deps.db, t.tenantId).collection(jobs).findOne({ _id: started.body.jobId })).toMatchObject({
     status: 'failed',
     finishedAt: expect.any(Date),
   });
-  await finished(next.body.jobId, t.key);
+  await finished(next.body.jobId, theirs);
 
   // a job whose workflow is gone (purged after Temporal's retention) ends failed too, once old enough
   const old = new Date(Date.now() - 11 * 60_000);
   const gone = `csvimp_gone${Date.now()}`;
-  await new TenantDb(deps.db, t.tenantId)
-    .collection(jobs)
-    .insertOne({
-      _id: gone,
-      type: 'csv-import',
-      workflowId: `${t.tenantId}/${gone}`,
-      status: 'processing',
-      idempotencyKey: gone,
-      input: {},
-      result: null,
-      error: null,
-      createdAt: old,
-      updatedAt: old,
-      finishedAt: null,
-    });
-  expect((await http(apiUrl, 'GET', `/products/bulk/csv/import/${gone}`, { key: t.key })).body).toMatchObject({
+  await new TenantDb(deps.db, t.tenantId).collection(jobs).insertOne({
+    _id: gone,
+    type: 'csv-import',
+    workflowId: `${t.tenantId}/${gone}`,
+    status: 'processing',
+    idempotencyKey: gone,
+    input: {},
+    result: null,
+    error: null,
+    createdAt: old,
+    updatedAt: old,
+    finishedAt: null,
+  });
+  expect((await theirs.get(`/products/bulk/csv/import/${gone}`)).body).toMatchObject({
     status: 'failed',
     error: expect.stringContaining('gone'),
   });
 });
 
 describe('async export', () => {
-  async function exported(jobId: string, k = key) {
+  async function exported(jobId: string, client = api) {
     for (let i = 0; i < 300; i++) {
-      const res = await http(apiUrl, 'GET', `/products/bulk/csv/export/${jobId}`, { key: k });
+      const res = await client.get(`/products/bulk/csv/export/${jobId}`);
       expect(res.status).toBe(200);
       if (res.body.status === 'completed' || res.body.status === 'failed') return res.body;
       expect(res.body.downloadUrl).toBeUndefined();
@@ -362,30 +324,31 @@ describe('async export', () => {
 
   test('a job streams the selection to the object store; the download needs no key; importing it changes nothing', async () => {
     const t = await deps.tenantWithKey();
+    const theirs = api.as(t.key);
     const skus = [sku(), sku(), sku()];
-    for (const s of skus)
-      await http(apiUrl, 'POST', '/products', {
-        key: t.key,
-        body: { sku: s, title: { value: s }, price: 2, brand: 'Exported' },
-      });
-    const started = await http(apiUrl, 'POST', '/products/bulk/csv/export', {
-      key: t.key,
-      body: { format: 'native', selection: 'filter', filters: { brands: ['Exported'] } },
+    for (const s of skus) await theirs.post('/products', { sku: s, title: { value: s }, price: 2, brand: 'Exported' });
+    const started = await theirs.post('/products/bulk/csv/export', {
+      format: 'native',
+      selection: 'filter',
+      filters: { brands: ['Exported'] },
     });
     expect(started.status).toBe(202);
     expect(started.body.jobId).toMatch(/^csvexp_/);
-    const status = await exported(started.body.jobId, t.key);
+    const status = await exported(started.body.jobId, theirs);
     expect(status).toMatchObject({ status: 'completed', percent: 100, count: 3, totalRows: 3, processedRows: 3 });
     const file = await fetch(status.downloadUrl);
     expect(file.status).toBe(200);
     const text = await file.text();
     for (const s of skus) expect(text).toContain(s);
-    const again = await http(apiUrl, 'POST', '/products/bulk/csv/import', { key: t.key, body: { content: text } });
+    const again = await theirs.post('/products/bulk/csv/import', { content: text });
     expect(again.body).toMatchObject({ totalProcessed: 3, skipped: 3, created: 0, updated: 0, errors: [] });
   });
 
   test.each([
     [{ format: 'xml', selection: 'all' }, 'unsupported-format'],
+    [{ format: '__proto__', selection: 'all' }, 'unsupported-format'],
+    [{ format: 'toString', selection: 'all' }, 'unsupported-format'],
+    [{ format: 'constructor', selection: 'all' }, 'unsupported-format'],
     [{ format: 'native', selection: 'everything' }, 'invalid-selection'],
     [{ format: 'native', selection: 'selected' }, 'missing-products'],
     [{ format: 'native', selection: 'filter' }, 'missing-filters'],
@@ -393,22 +356,20 @@ describe('async export', () => {
       { format: 'native', selection: 'selected', productIds: Array.from({ length: 5001 }, (_, i) => `S${i}`) },
       'too-many-products',
     ],
+    [{ format: 'native', selection: 'filter', filters: { brands: ['A'], colour: 'red' } }, 'bad-request'],
+    [
+      { format: 'native', selection: 'filter', filters: { tags: Array.from({ length: 101 }, (_, i) => `t${i}`) } },
+      'bad-request',
+    ],
   ])('%j → 400 %s', async (body, code) => {
-    expectError(await http(apiUrl, 'POST', '/products/bulk/csv/export', { key, body }), 400, code);
+    expectError(await api.post('/products/bulk/csv/export', body), 400, code);
   });
 
   test("unknown or another tenant's export job → 404", async () => {
-    expectError(await http(apiUrl, 'GET', '/products/bulk/csv/export/csvexp_NOPE', { key }), 404, 'not-found');
-    const started = await http(apiUrl, 'POST', '/products/bulk/csv/export', {
-      key,
-      body: { format: 'native', selection: 'all' },
-    });
+    expectError(await api.get('/products/bulk/csv/export/csvexp_NOPE'), 404, 'not-found');
+    const started = await api.post('/products/bulk/csv/export', { format: 'native', selection: 'all' });
     const other = await deps.tenantWithKey();
-    expectError(
-      await http(apiUrl, 'GET', `/products/bulk/csv/export/${started.body.jobId}`, { key: other.key }),
-      404,
-      'not-found',
-    );
+    expectError(await api.as(other.key).get(`/products/bulk/csv/export/${started.body.jobId}`), 404, 'not-found');
     await exported(started.body.jobId);
   });
 });

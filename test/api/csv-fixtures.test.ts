@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { http, TestDeps, testStack } from '../helpers/stack';
+import { ApiClient } from '../helpers/client';
+import { TestDeps } from '../helpers/stack';
 
 /**
  * The real platform files of ../shared/fixtures/csv, through the HTTP import: each imports with
@@ -8,7 +9,6 @@ import { http, TestDeps, testStack } from '../helpers/stack';
  * again, nothing changes.
  */
 const FIXTURES = join(__dirname, '..', '..', '..', 'shared', 'fixtures', 'csv');
-const { apiUrl } = testStack();
 let deps: TestDeps;
 
 beforeAll(async () => {
@@ -23,23 +23,17 @@ test.each([
   ['woocommerce_sample_products.csv', 'woocommerce', 18, 25],
   ['woocommerce_experimental_fashion_sample_9_products.csv', 'woocommerce', 9, 9],
 ])('%s (%s): %i products, zero failed rows, round-trip changes nothing', async (file, format, productCount, rows) => {
-  const { key } = await deps.tenantWithKey();
+  const api = new ApiClient((await deps.tenantWithKey()).key);
   const content = readFileSync(join(FIXTURES, file), 'utf8');
-  const first = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key,
-    body: { content, format, createIfNotExists: true },
-  });
+  const first = await api.post('/products/bulk/csv/import', { content, format, createIfNotExists: true });
   expect({ status: first.status, errors: first.body.errors }).toEqual({ status: 200, errors: [] });
   expect(first.body).toMatchObject({ totalProcessed: rows, created: rows, updated: 0, skipped: 0 });
-  expect((await http(apiUrl, 'GET', '/products/count', { key })).body.count).toBe(productCount);
+  expect((await api.get('/products/count')).body.count).toBe(productCount);
 
-  const before = (await http(apiUrl, 'GET', '/products?extend=all&limit=200&sort=sku', { key })).body;
-  const exported = await http(apiUrl, 'POST', '/products/export-csv', { key, body: { format, selection: 'all' } });
+  const before = (await api.get('/products?extend=all&limit=200&sort=sku')).body;
+  const exported = await api.post('/products/export-csv', { format, selection: 'all' });
   expect(exported.status).toBe(200);
-  const again = await http(apiUrl, 'POST', '/products/bulk/csv/import', {
-    key,
-    body: { content: exported.text, format },
-  });
+  const again = await api.post('/products/bulk/csv/import', { content: exported.text, format });
   expect({
     status: again.status,
     errors: again.body.errors,
@@ -47,5 +41,5 @@ test.each([
     updated: again.body.updated,
   }).toEqual({ status: 200, errors: [], created: 0, updated: 0 });
   expect(again.body.skipped).toBe(again.body.totalProcessed);
-  expect((await http(apiUrl, 'GET', '/products?extend=all&limit=200&sort=sku', { key })).body).toEqual(before);
+  expect((await api.get('/products?extend=all&limit=200&sort=sku')).body).toEqual(before);
 });

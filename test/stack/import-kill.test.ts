@@ -1,27 +1,32 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { WorkflowHandle } from '@temporalio/client';
 import { join } from 'node:path';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Jobs } from '../../shared/jobs/jobs';
 import { jobs } from '../../shared/jobs/collection';
-import { ASYNC_LIMITS } from '../../shared/csv/jobs';
+import { CsvJobs } from '../../shared/csv/async-jobs';
+import { ASYNC_LIMITS } from '../../shared/csv/limits';
+import { importStaging } from '../../shared/csv/staging';
 import { nativeLayout } from '../../shared/csv/layouts/native';
 import { toCsvText } from '../../shared/csv/parse';
 import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
 import { TestDeps, testStack } from '../helpers/stack';
 import { csvImport, importProgress } from '../../shared/csv/messages';
-import { workflowHandle } from '../../shared/temporal/workflows';
+import { queryOrNull, workflowHandle } from '../../shared/temporal/workflows';
 
 /**
- * A large async import with the worker killed (SIGKILL) in the middle and started again: the
- * job finishes with created + updated + failed + skipped = totalRows, no duplicate SKUs, and
- * the product count the file implies. Runs its own workers on its own task queue.
+ * A large async import with the worker killed (SIGKILL) at three points, each time started
+ * again: while the file is being staged, in the middle of the chunks, and near the end. The job
+ * finishes with exact counts (created + failed = totalRows, every product once, no duplicate
+ * SKU claim), and each kill is shown to have cut an activity short (it ran again). Runs its own
+ * workers on its own task queue.
  */
-// 20,000 rows, as the issue asks (about 75 s on 2 cores since FerretDB's _id lookups use an index;
-// KILL_TEST_ROWS changes it).
+// 20,000 rows, as the issue that brought this test asked: about 105 s on 2 cores with its three
+// kills (each costs the heartbeat timeout, 20 s, and a new worker's start); KILL_TEST_ROWS changes it.
 const ROWS = Number(process.env.KILL_TEST_ROWS ?? 20_000);
 const ROOT = join(__dirname, '..', '..');
-// Its own database: FerretDB scans a collection for any query but {_id}, so 13,000 products in
-// the suite's shared products collection would slow every other test's list and count.
+// Its own database: FerretDB scans a collection for any query but {_id}, so thousands of products
+// in the suite's shared products collection would slow every other test's list and count.
 const DATABASE = 'import_kill_test';
 jest.setTimeout(900_000);
 
@@ -40,11 +45,28 @@ function worker(taskQueue: string, name: string): Proc {
   });
 }
 
-test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
+/** The highest attempt each activity type was started with, as the history records it. */
+async function attemptsByActivity(handle: WorkflowHandle): Promise<Record<string, number>> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const typeOf = new Map<string, string>();
+  for (const e of events)
+    if (e.activityTaskScheduledEventAttributes)
+      typeOf.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType!.name!);
+  const attempts: Record<string, number> = {};
+  for (const e of events) {
+    const started = e.activityTaskStartedEventAttributes;
+    if (!started) continue;
+    const type = typeOf.get(String(started.scheduledEventId))!;
+    attempts[type] = Math.max(attempts[type] ?? 0, Number(started.attempt));
+  }
+  return attempts;
+}
+
+test(`${ROWS}-row async import survives a worker SIGKILLed while staging, mid-chunks and near the end`, async () => {
   const taskQueue = `import-kill-${Date.now()}`;
   const { tenantId, keyId } = await deps.tenantWithKey();
   const tenantDb = new TenantDb(deps.db, tenantId);
-  // every 4 rows are one product with 2 variants (2 rows) or a simple product (1 row) + 1 invalid row
+  // every 3 products: one with 2 variants (2 rows), one invalid row, one simple product (1 row)
   const records: Record<string, string>[] = [];
   let products = 0;
   let invalid = 0;
@@ -76,8 +98,9 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     new PutObjectCommand({ Bucket: deps.config.s3.bucket, Key: s3Key, Body: toCsvText(nativeLayout.columns, records) }),
   );
 
-  const first = worker(taskQueue, 'worker-kill-1');
-  const { job } = await new Jobs(deps.temporal, taskQueue).start(tenantDb, {
+  const jobsOnQueue = new Jobs(deps.temporal, taskQueue);
+  let current = worker(taskQueue, 'worker-import-kill-1');
+  const { job } = await jobsOnQueue.start(tenantDb, {
     type: 'csv-import',
     prefix: 'csvimp',
     workflow: csvImport,
@@ -92,18 +115,53 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     }),
   });
   const handle = workflowHandle(deps.temporal, csvImport, job.workflowId);
-  const progress = () => handle.query(importProgress);
-  // kill it once a good part is done, but not all
-  await waitFor('import under way', async () => (await progress()).processedRows >= ROWS / 4, {
-    timeoutMs: 600_000,
-    proc: first,
-  });
-  first.child.kill('SIGKILL');
-  await first.exited;
-  const atKill = await deps.db.collection('products').countDocuments({ tenantId });
-  expect(atKill).toBeLessThan(products);
+  const progress = () => queryOrNull(deps.temporal, job.workflowId, importProgress, 2000);
+  const productCount = () => deps.db.collection('products').countDocuments({ tenantId });
+  let restarts = 0;
+  const killAndRestart = async () => {
+    current.child.kill('SIGKILL');
+    await current.exited;
+    current = worker(taskQueue, `worker-import-kill-${++restarts + 1}`);
+  };
 
-  const second = worker(taskQueue, 'worker-kill-2');
+  // 1. while staging: chunks are being staged, and the workflow has no total yet
+  await waitFor(
+    'staging under way',
+    async () =>
+      (await tenantDb.collection(importStaging).countDocuments({ jobId: job._id })) > 0 &&
+      (await progress())?.totalRows === 0,
+    { timeoutMs: 600_000, proc: current },
+  );
+  current.child.kill('SIGKILL');
+  await current.exited;
+  // no worker at all now: a status read still answers at once, from the job record
+  const service = new CsvJobs({
+    tenantDb,
+    s3: deps.s3,
+    bucket: deps.config.s3.bucket,
+    jobs: jobsOnQueue,
+    temporal: deps.temporal,
+  });
+  const asked = Date.now();
+  expect(await service.importStatus(job._id)).toMatchObject({ jobId: job._id, status: 'processing' });
+  expect(Date.now() - asked).toBeLessThan(3000);
+  current = worker(taskQueue, `worker-import-kill-${++restarts + 1}`);
+
+  // 2. in the middle of the chunks
+  await waitFor('a third imported', async () => ((await progress())?.processedRows ?? 0) >= ROWS / 3, {
+    timeoutMs: 600_000,
+    proc: current,
+  });
+  await killAndRestart();
+  expect(await productCount()).toBeLessThan(products);
+
+  // 3. near the end
+  await waitFor('nine tenths imported', async () => ((await progress())?.processedRows ?? 0) >= ROWS * 0.9, {
+    timeoutMs: 600_000,
+    proc: current,
+  });
+  await killAndRestart();
+
   try {
     const result = await handle.result();
     expect(result.created + result.updated + result.failed + result.skipped).toBe(ROWS);
@@ -116,7 +174,7 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
       updated: 0,
       skipped: 0,
     });
-    expect(await deps.db.collection('products').countDocuments({ tenantId })).toBe(products);
+    expect(await productCount()).toBe(products);
     const claims = await deps.db.collection('product_skus').countDocuments({ tenantId });
     const distinct = new Set(
       (
@@ -128,7 +186,11 @@ test(`${ROWS}-row async import survives a SIGKILLed worker`, async () => {
     );
     expect(distinct.size).toBe(claims);
     expect((await tenantDb.collection(jobs).findOne({ _id: job._id }))?.status).toBe('completed');
+    // every kill cut an activity short: staging ran again, and so did chunks (twice killed mid-way)
+    const attempts = await attemptsByActivity(handle);
+    expect(attempts.stageImport).toBeGreaterThan(1);
+    expect(attempts.importChunk).toBeGreaterThan(1);
   } finally {
-    await second.stop();
+    await current.stop();
   }
 });

@@ -5,8 +5,10 @@ import { failureMessage } from './import.workflow';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '2 minutes',
-  retry: { maximumAttempts: 10 },
+  // seconds, as the import's: a killed worker's export is handed to another worker at once (it
+  // heartbeats with every product); options are not commands, so running workflows replay as before
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
 /** An async CSV export: one streaming activity, then the job record says where the file is. */

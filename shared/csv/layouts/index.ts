@@ -4,20 +4,30 @@ import { nativeLayout } from './native';
 import { shopifyLayout } from './shopify';
 import { woocommerceLayout } from './woocommerce';
 
-/** The layouts by format: ours (native) and the two platforms whose files merchants bring. */
-const LAYOUTS: Record<string, Layout> = {
-  native: nativeLayout,
-  shopify: shopifyLayout,
-  woocommerce: woocommerceLayout,
-};
+/**
+ * The layouts by format: ours (native) and the two platforms whose files merchants bring. A Map,
+ * not an object: a format is a client's text, and `__proto__` or `toString` must find nothing
+ * rather than what every object inherits.
+ */
+const LAYOUTS = new Map<string, Layout>([
+  ['native', nativeLayout],
+  ['shopify', shopifyLayout],
+  ['woocommerce', woocommerceLayout],
+]);
 
-export const FORMATS = Object.keys(LAYOUTS);
+export const FORMATS: readonly string[] = [...LAYOUTS.keys()];
 
-export function layoutFor(format: string | undefined, code = 'unsupported-format'): Layout {
-  const layout = LAYOUTS[format ?? 'native'];
+/** The layout of a format (none: native); an unknown one is refused: 400 unsupported-format. */
+export function layoutFor(format: string | undefined): Layout {
+  const layout = LAYOUTS.get(format ?? 'native');
   if (!layout)
-    throw new AppError(400, code, `Unsupported format ${JSON.stringify(format)}; use one of ${FORMATS.join(', ')}`, {
-      field: 'format',
-    });
+    throw new AppError(
+      400,
+      'unsupported-format',
+      `Unsupported format ${JSON.stringify(format)}; use one of ${FORMATS.join(', ')}`,
+      {
+        field: 'format',
+      },
+    );
   return layout;
 }

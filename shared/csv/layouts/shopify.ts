@@ -10,6 +10,7 @@ import {
   mediaName,
   mediaSrc,
   optionId,
+  ownEntry,
   parseBool,
   parseCategoryPath,
   parseIndex,
@@ -486,7 +487,7 @@ const GRAMS: Record<string, number> = { g: 1, kg: 1000, lb: 453.59237, oz: 28.34
 
 function gramsOf(s: Shipping): string {
   if (!s || s.weight === undefined) return '';
-  return formatNumber(Math.round(s.weight * (GRAMS[s.weightUnit ?? 'g'] ?? 1) * 1e6) / 1e6);
+  return formatNumber(Math.round(s.weight * (ownEntry(GRAMS, s.weightUnit ?? 'g') ?? 1) * 1e6) / 1e6);
 }
 
 function metafieldValue(p: PresentedProduct, ns: { namespace: string; key: string }): string | undefined {

@@ -16,6 +16,14 @@ export function cell(values: Record<string, string | undefined>, column: string 
   return typeof v === 'string' ? v.trim() : '';
 }
 
+/**
+ * A table's entry for a name read from a file (a unit in a header, a stored unit): its own
+ * entries only, so `constructor` or `__proto__` find nothing rather than what every object inherits.
+ */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 /** The column names of these records, in the order first seen. */
 export function columnsOf(records: { values: Record<string, unknown> }[]): string[] {
   const seen = new Set<string>();

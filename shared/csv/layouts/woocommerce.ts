@@ -14,6 +14,7 @@ import {
   mediaName,
   mediaSrc,
   optionId,
+  ownEntry,
   parseBool,
   parseCategoryPath,
   parseIndex,
@@ -164,10 +165,10 @@ function resolveColumns(header: Iterable<string>): Columns {
     const t = name.trim();
     let m: RegExpMatchArray | null;
     if ((m = t.match(/^weight\s*\(([^)]*)\)$/i)))
-      cols.weight = { column: name, unit: WEIGHT_UNITS[m[1].trim().toLowerCase()], raw: m[1] };
+      cols.weight = { column: name, unit: ownEntry(WEIGHT_UNITS, m[1].trim().toLowerCase()), raw: m[1] };
     else if ((m = t.match(/^(length|width|height)\s*\(([^)]*)\)$/i))) {
       cols.dims[m[1].toLowerCase() as 'length' | 'width' | 'height'] = name;
-      cols.dims.unit = LENGTH_UNITS[m[2].trim().toLowerCase()];
+      cols.dims.unit = ownEntry(LENGTH_UNITS, m[2].trim().toLowerCase());
       cols.dims.raw = m[2];
     } else if ((m = t.match(/^attribute (\d+) (name|value\(s\))$/i))) {
       const a = attrs.get(+m[1]) ?? {};
@@ -543,9 +544,10 @@ type Shipping =
 function shippingCells(s: Shipping): Record<string, string> {
   const d = s?.dimensions;
   const inch = (n: number | undefined) =>
-    n === undefined ? '' : formatNumber(round(n * (TO_IN[d?.unit ?? 'in'] ?? 1)));
+    n === undefined ? '' : formatNumber(round(n * (ownEntry(TO_IN, d?.unit ?? 'in') ?? 1)));
   return {
-    'Weight (lbs)': s?.weight === undefined ? '' : formatNumber(round(s.weight * (TO_LB[s.weightUnit ?? 'lb'] ?? 1))),
+    'Weight (lbs)':
+      s?.weight === undefined ? '' : formatNumber(round(s.weight * (ownEntry(TO_LB, s.weightUnit ?? 'lb') ?? 1))),
     'Length (in)': inch(d?.length),
     'Width (in)': inch(d?.width),
     'Height (in)': inch(d?.height),

@@ -1,0 +1,46 @@
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { isFinished, jobs as jobRecords, RUNNING_JOB_STATUSES } from '../jobs/collection';
+import type { Jobs } from '../jobs/jobs';
+import { JOB_RATE } from './limits';
+
+/** The job types that share a tenant's async CSV allowance. */
+export const CSV_JOB_TYPES = ['csv-import', 'csv-export'] as const;
+export type CsvJobType = (typeof CSV_JOB_TYPES)[number];
+
+/** 429 rate-limited when the tenant has too many async CSV jobs running, or started too many this hour. */
+export async function checkJobRate(tenantDb: TenantDb, jobs: Jobs): Promise<void> {
+  const col = tenantDb.collection(jobRecords);
+  const types = { $in: [...CSV_JOB_TYPES] };
+  const runningFilter = { type: types, status: { $in: [...RUNNING_JOB_STATUSES] } };
+  const [runningNow, lastHour] = await Promise.all([
+    col.countDocuments(runningFilter),
+    col.countDocuments({ type: types, createdAt: { $gte: new Date(Date.now() - 3600_000) } }),
+  ]);
+  let running = runningNow;
+  if (running >= JOB_RATE.concurrent) {
+    // jobs whose workflow ended unrecorded (Jobs.settle) do not hold a slot
+    const settled = await Promise.all(
+      (await col.find(runningFilter).toArray()).map((job) => jobs.settle(tenantDb, job)),
+    );
+    running = settled.filter((job) => !isFinished(job.status)).length;
+  }
+  if (running >= JOB_RATE.concurrent) {
+    throw new AppError(
+      429,
+      'rate-limited',
+      `${running} async jobs are running (limit ${JOB_RATE.concurrent}); retry when one ends`,
+      {},
+      { 'Retry-After': '30' },
+    );
+  }
+  if (lastHour >= JOB_RATE.perHour) {
+    throw new AppError(
+      429,
+      'rate-limited',
+      `${lastHour} async jobs were started in the last hour (limit ${JOB_RATE.perHour})`,
+      {},
+      { 'Retry-After': '600' },
+    );
+  }
+}
