@@ -139,13 +139,10 @@ test('the progress query answers the counts of the chunks done so far', async ()
 });
 
 /**
- * KNOWN BUG (reported): the dry pass sums `failed += (await importChunk(…)).failed` with two
- * chunks in flight; `+=` reads `failed` before the await, so when the chunk with the bad row ends
- * first, the other chunk's sum overwrites it with 0 and the file is written after all. Here the
- * bad chunk is made to end first. `test.failing` passes while the bug is there: once the import
- * workflow is fixed this test fails, and becomes a plain `test`.
+ * The dry pass once lost a failed row when the chunk with it ended first (two chunks in flight);
+ * here that chunk is made to end first.
  */
-test.failing('without skipErrorRows a bad row in the chunk that ends first still refuses the file', async () => {
+test('without skipErrorRows a bad row in the chunk that ends first still refuses the file', async () => {
   const ctx = testContext(wf);
   const jobId = ctx.id('csvimp-bad-chunk-first');
   wf.world.script(jobId, { importFile: { rows: 4, bad: [0] } });

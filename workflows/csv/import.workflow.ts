@@ -1,4 +1,4 @@
-import { proxyActivities, setHandler } from '@temporalio/workflow';
+import { patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import {
   importProgress,
@@ -68,9 +68,13 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<CsvImpor
     let write = structuralErrors.length === 0;
     if (write && !input.config.skipErrorRows) {
       let failed = 0;
+      // `failed += (await …).failed` read `failed` before the await: with two chunks in flight,
+      // the chunk that ended second overwrote the first one's count, and a file with a bad row
+      // was written. Executions that ran the old sum replay it (their next commands follow it).
+      const countsEveryChunk = patched('import-dry-pass-sums-every-chunk');
       await mapLimit(staged.chunks, CHUNKS_IN_FLIGHT, async ([from, to]) => {
-        failed += (
-          await acts.importChunk({
+        const dry = () =>
+          acts.importChunk({
             ...ref,
             from,
             to,
@@ -78,8 +82,13 @@ export async function csvImportWorkflow(input: CsvImportInput): Promise<CsvImpor
             operationId: input.operationId,
             actor: input.actor,
             dryRun: true,
-          })
-        ).failed;
+          });
+        if (countsEveryChunk) {
+          const chunk = await dry();
+          failed += chunk.failed;
+        } else {
+          failed += (await dry()).failed;
+        }
       });
       write = failed === 0;
       if (!write) {
