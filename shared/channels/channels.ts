@@ -1,4 +1,5 @@
 import { ObjectId, type Filter, type UpdateFilter } from 'mongodb';
+import { pageWindow } from '../paging';
 import { defineCollection } from '../db/collection';
 import type { TenantDb } from '../db/tenant-db';
 import { decryptSecret, encryptSecret, type EncryptedSecret } from '../secrets/crypto';
@@ -150,9 +151,7 @@ export class Channels {
     }
     if (q.status !== undefined) filter.status = q.status;
     const [docs, total] = await Promise.all([
-      this.col
-        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
-        .toArray(),
+      this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.col.countDocuments(filter),
     ]);
     return { docs: docs as ChannelDoc[], total };

@@ -12,9 +12,12 @@ export function duplicateKeyIndexes(err: unknown): number[] | null {
   return writeErrors.map((e) => e.index as number);
 }
 
-/** E11000, on MongoDB and FerretDB alike: a unique index refused the write. */
+/** A unique index refused the write: E11000 on MongoDB and on FerretDB's inserts. */
 export function isDuplicateKeyError(err: unknown): boolean {
   if (err instanceof MongoServerError && err.code === 11000) return true;
+  // FerretDB 1.24 answers a unique index refusing an *update* (not an insert) as InternalError
+  // carrying SQLite's own message
+  if (err instanceof MongoServerError && err.code === 1 && /UNIQUE constraint failed/.test(err.message)) return true;
   // bulkWrite reports duplicates per write
   const writeErrors = (err as { writeErrors?: Array<{ code?: number }> } | null)?.writeErrors;
   return Array.isArray(writeErrors) && writeErrors.some((e) => e.code === 11000);

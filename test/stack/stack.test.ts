@@ -83,6 +83,13 @@ describe('MongoDB wire protocol (FerretDB)', () => {
     expect(isDuplicateKeyError(bulkErr)).toBe(true);
     expect(await col.countDocuments({ tenantId: 't1', sku: 'ABC' })).toBe(1);
     await col.insertOne({ tenantId: 't2', sku: 'ABC' }); // unique per tenant only
+    // an update the index refuses is recognised too (FerretDB reports it unlike an insert's)
+    await col.insertOne({ tenantId: 't1', sku: 'DEF' });
+    const updateErr = await col
+      .updateOne({ tenantId: 't1', sku: 'DEF' }, { $set: { sku: 'ABC' } })
+      .catch((e: unknown) => e);
+    expect(isDuplicateKeyError(updateErr)).toBe(true);
+    expect(await col.countDocuments({ tenantId: 't1', sku: 'DEF' })).toBe(1);
   });
 
   test('an update command of 250 single-document statements completes, and writes go on after it', async () => {
