@@ -48,7 +48,8 @@ async function buildBundle(file: string): Promise<void> {
 export async function workflowBundle(): Promise<{ code: string }> {
   const file = bundleFile();
   if (!existsSync(file)) {
-    const built = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--build'], {
+    // the child writes the file named here: a source saved meanwhile would give it another key
+    const built = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--build', file], {
       stdio: 'inherit',
       cwd: ROOT,
     });
@@ -59,7 +60,8 @@ export async function workflowBundle(): Promise<{ code: string }> {
 }
 
 if (require.main === module && process.argv.includes('--build')) {
-  buildBundle(bundleFile()).catch((err) => {
+  const target = process.argv[process.argv.indexOf('--build') + 1] ?? bundleFile();
+  buildBundle(target).catch((err) => {
     console.error(err);
     process.exit(1);
   });
