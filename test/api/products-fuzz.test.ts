@@ -19,7 +19,8 @@ import { http, TestDeps, type HttpResult } from '../helpers/stack';
  * Bodies: valid products built from the schema's rules, near-valid ones (one rule broken) and
  * arbitrary JSON, as POST (1,500) and PUT (500) bodies; then content the schema accepts anywhere
  * (any JSON in the free-form fields, any Unicode text) through both. FUZZ_SCALE=<n> multiplies
- * the number of runs (and the time limits) for a longer hunt.
+ * the number of runs (and the time limits) for a longer hunt. Each property must run all its
+ * planned runs (a time limit that cuts one short fails it) and prints how many it did.
  */
 
 jest.setTimeout(180_000 * Math.max(1, Number(process.env.FUZZ_SCALE ?? 1)));
@@ -27,13 +28,17 @@ jest.setTimeout(180_000 * Math.max(1, Number(process.env.FUZZ_SCALE ?? 1)));
 type Body = Record<string, any>;
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1); // e.g. FUZZ_SCALE=5 for a longer hunt
-// a failure's shrinking (or a machine far slower than planned) ends inside jest's timeout, with what it found
-// On a loaded 2-core machine the time budget may end a property before numRuns; that is not a failure
-// (a found counterexample still is). FUZZ_SCALE raises both.
+/**
+ * Every property runs all its planned runs: `numRuns` is sized to end well inside the time limit on
+ * a loaded 2-core machine, and the time limit is only a safety net that fails the property
+ * (markInterruptAsFailure), so that a machine far slower than planned (or a failure's shrinking)
+ * ends inside jest's timeout with what it found, never as a quiet early pass. `assertRuns` reports
+ * how many runs each property did and fails below its plan. FUZZ_SCALE raises both.
+ */
 const runs = (n: number) => ({
   numRuns: Math.max(1, Math.round(n * SCALE)),
   interruptAfterTimeLimit: 160_000 * Math.max(1, SCALE),
-  markInterruptAsFailure: false,
+  markInterruptAsFailure: true,
 });
 const RUNS = {
   postValid: runs(400),
@@ -107,12 +112,38 @@ beforeAll(async () => {
  * run going, so the next test waits for it before taking the tenant's counts.
  */
 let inFlight: Promise<unknown> = Promise.resolve();
+/** Runs started by properties so far (`assertRuns` reads how many one property did). */
+let runsStarted = 0;
 function tracked<A extends unknown[]>(predicate: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return (...args: A) => {
+    runsStarted++;
     const run = predicate(...args);
     inFlight = run.catch(() => undefined);
     return run;
   };
+}
+
+/**
+ * Checks a property with its planned parameters, reports how many runs it did, and fails when
+ * fewer than planned ran (a time limit that stopped it is a failure, not a pass).
+ */
+async function assertRuns<Ts extends [unknown, ...unknown[]]>(
+  property: fc.IAsyncPropertyWithHooks<Ts>,
+  which: keyof typeof RUNS,
+): Promise<void> {
+  const planned = RUNS[which].numRuns;
+  const first = runsStarted;
+  const at = Date.now();
+  const ran = () => runsStarted - first;
+  try {
+    await fc.assert(property, RUNS[which]);
+  } finally {
+    await inFlight; // a run the time budget cut short may still be writing: count after it
+    process.stderr.write(
+      `[products-fuzz] ${which}: ${ran()} runs of ${planned} planned in ${((Date.now() - at) / 1000).toFixed(1)} s\n`,
+    );
+  }
+  expect(ran()).toBeGreaterThanOrEqual(planned);
 }
 
 /** Waits for any run left over, then takes the tenant's counts as the expected ones and retires what piled up. */
@@ -1251,7 +1282,7 @@ const dupArb = fc.oneof(
 
 describe('POST /products with generated bodies', () => {
   test('valid products are created and read back equal; reused SKUs are 409 duplicate-sku', async () => {
-    await fc.assert(
+    await assertRuns(
       fc.asyncProperty(
         validTemplate,
         skuCase,
@@ -1276,14 +1307,13 @@ describe('POST /products with generated bodies', () => {
           });
         }),
       ),
-      RUNS.postValid,
+      'postValid',
     );
-    await inFlight; // a run the time budget cut short may still be writing: count after it
     expect(await counts()).toEqual(expected); // nothing leaked from any answer
   });
 
   test('near-valid products (one rule broken) are a 400 naming the field, and store nothing', async () => {
-    await fc.assert(
+    await assertRuns(
       fc.asyncProperty(
         validTemplate,
         breakage,
@@ -1298,14 +1328,13 @@ describe('POST /products with generated bodies', () => {
           });
         }),
       ),
-      RUNS.postNearValid,
+      'postNearValid',
     );
-    await inFlight; // a run the time budget cut short may still be writing: count after it
     expect(await counts()).toEqual(expected); // nothing leaked from any answer
   });
 
   test('arbitrary JSON is a 4xx or a 2xx that reads back equal, never a 5xx', async () => {
-    await fc.assert(
+    await assertRuns(
       fc.asyncProperty(
         arbitraryBody,
         tracked(async (generated) => {
@@ -1313,9 +1342,8 @@ describe('POST /products with generated bodies', () => {
           await checkPost('arbitrary POST', body, await post(body));
         }),
       ),
-      RUNS.postArbitrary,
+      'postArbitrary',
     );
-    await inFlight; // a run the time budget cut short may still be writing: count after it
     expect(await counts()).toEqual(expected); // nothing leaked from any answer
   });
 });
@@ -1379,7 +1407,7 @@ describe('PUT /products/{id} with generated bodies', () => {
   });
 
   test('every PUT answers 4xx leaving the product as it was, or 2xx that reads back equal; never 5xx', async () => {
-    await fc.assert(
+    await assertRuns(
       fc.asyncProperty(
         fc.nat(pool.length - 1),
         fc.nat(pool.length - 1),
@@ -1445,9 +1473,8 @@ describe('PUT /products/{id} with generated bodies', () => {
           });
         }),
       ),
-      RUNS.put,
+      'put',
     );
-    await inFlight; // a run the time budget cut short may still be writing: count after it
     expect(await counts()).toEqual(expected); // nothing leaked from any answer
   });
 });
@@ -1508,7 +1535,7 @@ describe('product writes store any content the schema accepts', () => {
   );
 
   test('free-form fields (fitmentConfig, json metafields, price content, mappings, binding data) take any JSON', async () => {
-    await fc.assert(
+    await assertRuns(
       fc.asyncProperty(
         method,
         freeFormSlot,
@@ -1526,9 +1553,8 @@ describe('product writes store any content the schema accepts', () => {
           });
         }),
       ),
-      RUNS.freeForm,
+      'freeForm',
     );
-    await inFlight; // a run the time budget cut short may still be writing: count after it
     expect(await counts()).toEqual(expected); // nothing leaked from any answer
   });
 
@@ -1551,7 +1577,7 @@ describe('product writes store any content the schema accepts', () => {
       minLength: 1,
       maxLength: 12,
     });
-    await fc.assert(
+    await assertRuns(
       fc.asyncProperty(
         method,
         fc.record({ title: anyText, brand: anyText, tag: anyText }),
@@ -1559,9 +1585,8 @@ describe('product writes store any content the schema accepts', () => {
           await write(m, 'unicode', (body) => Object.assign(body, { title: { value: title }, brand, tags: [tag] }));
         }),
       ),
-      RUNS.unicode,
+      'unicode',
     );
-    await inFlight; // a run the time budget cut short may still be writing: count after it
     expect(await counts()).toEqual(expected); // nothing leaked from any answer
   });
 });
