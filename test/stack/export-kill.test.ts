@@ -1,7 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ObjectId } from 'mongodb';
-import { join } from 'node:path';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Jobs } from '../../shared/jobs/jobs';
 import { jobs } from '../../shared/jobs/collection';
@@ -10,8 +9,9 @@ import { parseCsvText } from '../../shared/csv/parse';
 import { exportObjectKey } from '../../shared/csv/uploads';
 import { csvExport } from '../../shared/csv/messages';
 import { workflowHandle } from '../../shared/temporal/workflows';
-import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
-import { TestDeps, testStack } from '../helpers/stack';
+import { waitFor, type Proc } from '../../scripts/stack/process';
+import { TestDeps } from '../helpers/stack';
+import { startWorker } from '../helpers/worker';
 
 /**
  * An async export of a catalog large enough to take a while, with the worker killed (SIGKILL)
@@ -26,7 +26,6 @@ import { TestDeps, testStack } from '../helpers/stack';
  */
 const PRODUCTS = Number(process.env.EXPORT_KILL_PRODUCTS ?? 4000);
 const VARIANTS = 3;
-const ROOT = join(__dirname, '..', '..');
 const DATABASE = 'export_kill_test';
 jest.setTimeout(900_000);
 
@@ -36,14 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => deps.close());
 
-function worker(taskQueue: string, name: string): Proc {
-  const { env, dataDir } = testStack();
-  return startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
-    cwd: ROOT,
-    logDir: join(dataDir, 'logs'),
-    env: { ...process.env, ...env, MONGODB_DB: DATABASE, TEMPORAL_TASK_QUEUE: taskQueue },
-  });
-}
+const worker = (taskQueue: string, name: string): Proc => startWorker(taskQueue, name, DATABASE);
 
 /** The attempt the export activity is at, as the server sees it (null when it is not pending). */
 async function exportAttempt(handle: WorkflowHandle): Promise<number | null> {

@@ -1,6 +1,5 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { WorkflowHandle } from '@temporalio/client';
-import { join } from 'node:path';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Jobs } from '../../shared/jobs/jobs';
 import { jobs } from '../../shared/jobs/collection';
@@ -9,8 +8,9 @@ import { ASYNC_LIMITS } from '../../shared/csv/limits';
 import { importStaging } from '../../shared/csv/staging';
 import { nativeLayout } from '../../shared/csv/layouts/native';
 import { toCsvText } from '../../shared/csv/parse';
-import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
-import { TestDeps, testStack } from '../helpers/stack';
+import { waitFor, type Proc } from '../../scripts/stack/process';
+import { TestDeps } from '../helpers/stack';
+import { startWorker } from '../helpers/worker';
 import { csvImport, importProgress } from '../../shared/csv/messages';
 import { queryOrNull, workflowHandle } from '../../shared/temporal/workflows';
 
@@ -24,7 +24,6 @@ import { queryOrNull, workflowHandle } from '../../shared/temporal/workflows';
 // 20,000 rows, as the issue that brought this test asked: about 105 s on 2 cores with its three
 // kills (each costs the heartbeat timeout, 20 s, and a new worker's start); KILL_TEST_ROWS changes it.
 const ROWS = Number(process.env.KILL_TEST_ROWS ?? 20_000);
-const ROOT = join(__dirname, '..', '..');
 // Its own database: FerretDB scans a collection for any query but {_id}, so thousands of products
 // in the suite's shared products collection would slow every other test's list and count.
 const DATABASE = 'import_kill_test';
@@ -36,14 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => deps.close());
 
-function worker(taskQueue: string, name: string): Proc {
-  const { env, dataDir } = testStack();
-  return startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
-    cwd: ROOT,
-    logDir: join(dataDir, 'logs'),
-    env: { ...process.env, ...env, MONGODB_DB: DATABASE, TEMPORAL_TASK_QUEUE: taskQueue },
-  });
-}
+const worker = (taskQueue: string, name: string): Proc => startWorker(taskQueue, name, DATABASE);
 
 /** The highest attempt each activity type was started with, as the history records it. */
 async function attemptsByActivity(handle: WorkflowHandle): Promise<Record<string, number>> {

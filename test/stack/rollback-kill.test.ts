@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ObjectId } from 'mongodb';
 import { BulkOperations, bulkOperationItems } from '../../shared/bulk/operations';
@@ -12,8 +11,9 @@ import { productSkus, products } from '../../shared/products/collections';
 import { skusOf } from '../../shared/products/normalize';
 import type { ProductDoc } from '../../shared/products/types';
 import { workflowHandle } from '../../shared/temporal/workflows';
-import { startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
-import { TestDeps, testStack } from '../helpers/stack';
+import { waitFor, type Proc } from '../../scripts/stack/process';
+import { TestDeps } from '../helpers/stack';
+import { startWorker } from '../helpers/worker';
 
 /**
  * The rollback of a large bulk operation with the worker killed (SIGKILL) three times, early, in
@@ -32,7 +32,6 @@ const CREATED = PRODUCTS - CHANGED;
 const KILL_AT = [0.1, 0.45, 0.8];
 /** The workflow's heartbeat timeout is 20 s: a dead worker's attempt must be retried well before a minute. */
 const HANDED_ON_WITHIN_MS = 40_000;
-const ROOT = join(__dirname, '..', '..');
 const DATABASE = 'rollback_kill_test';
 jest.setTimeout(600_000);
 
@@ -42,14 +41,7 @@ beforeAll(async () => {
 });
 afterAll(() => deps.close());
 
-function worker(taskQueue: string, name: string): Proc {
-  const { env, dataDir } = testStack();
-  return startNodeProcess(name, join(ROOT, 'worker', 'main.ts'), {
-    cwd: ROOT,
-    logDir: join(dataDir, 'logs'),
-    env: { ...process.env, ...env, MONGODB_DB: DATABASE, TEMPORAL_TASK_QUEUE: taskQueue },
-  });
-}
+const worker = (taskQueue: string, name: string): Proc => startWorker(taskQueue, name, DATABASE);
 
 const product = (sku: string, title: string, variants: string[] = []) => ({
   sku,
