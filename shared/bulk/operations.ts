@@ -1,3 +1,4 @@
+import { pageWindow } from '../paging';
 import { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
@@ -206,9 +207,7 @@ export class BulkOperations {
   async list(q: { type?: string; page: number; limit: number }) {
     const filter = q.type ? { type: q.type as BulkOperation['type'] } : {};
     const [rows, total] = await Promise.all([
-      this.ops
-        .find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.page - 1) * q.limit, limit: q.limit })
-        .toArray(),
+      this.ops.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.ops.countDocuments(filter),
     ]);
     return { rows, total };
