@@ -75,3 +75,46 @@ test('SIGTERM mid-activity: the activity completes once, the worker exits 0, the
     await second.stop();
   }
 });
+
+test('SIGKILL at two points of a ping job: before any worker took it, and mid-activity; it completes once', async () => {
+  const taskQueue = `ping-kill-${Date.now()}`;
+  const tenant = new TenantDb(deps.db, (await deps.tenantWithKey()).tenantId);
+  // started with no worker polling: the first worker is killed as soon as it polls
+  const { job } = await new Jobs(deps.temporal, taskQueue).start(tenant, {
+    type: 'ping',
+    prefix: 'ping',
+    workflow: ping,
+    workflowInput: (jobId) => ({ tenantId: tenant.tenantId, jobId, message: 'killed', holdMs: 4000 }),
+  });
+  const early = worker(taskQueue, 'worker-ping-kill-1');
+  await waitFor('first worker', async () => (await pollers(taskQueue)) > 0, { proc: early });
+  early.child.kill('SIGKILL');
+  await early.exited;
+
+  const second = worker(taskQueue, 'worker-ping-kill-2');
+  await waitFor(
+    'job processing',
+    async () => (await tenant.collection(jobs).findOne({ _id: job._id }))?.status === 'processing',
+    { proc: second },
+  );
+  await new Promise((r) => setTimeout(r, 1000)); // the 4-second activity is in hand
+  second.child.kill('SIGKILL');
+  await second.exited;
+
+  const third = worker(taskQueue, 'worker-ping-kill-3');
+  try {
+    const result = await deps.temporal.workflow.getHandle(job.workflowId).result();
+    // the cut-off attempt timed out on the dead worker and ran again, to its end, on the third
+    expect(result).toMatchObject({ echo: 'killed', pid: third.child.pid });
+    expect(await tenant.collection(jobs).findOne({ _id: job._id })).toMatchObject({
+      status: 'completed',
+      result: { pid: third.child.pid },
+    });
+    const history = await deps.temporal.workflow.getHandle(job.workflowId).fetchHistory();
+    const completed = history.events!.filter((e) => e.activityTaskCompletedEventAttributes);
+    // updateJob(processing), ping, updateJob(completed): each completed once
+    expect(completed).toHaveLength(3);
+  } finally {
+    await third.stop();
+  }
+});
