@@ -47,3 +47,13 @@ export function tenantOf(ctx: AppContext): { principal: Principal; tenantDb: Ten
   if (!principal || !tenantDb) throw new Error('Route handler reached without authentication');
   return { principal, tenantDb };
 }
+
+/** The request's body as the route's schema validated it (api/route.ts): its shape is the route's to name. */
+export function validBody<T>(ctx: AppContext): T {
+  return ctx.request.body as T;
+}
+
+/** A client's Idempotency-Key, if it sent one: a retried request answers as the first. */
+export function idempotencyKeyOf(ctx: AppContext): string | undefined {
+  return ctx.get('idempotency-key') || undefined;
+}

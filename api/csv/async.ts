@@ -2,7 +2,8 @@ import { defineRoutes } from '../route';
 import { MAX_EXPORT_IDS } from '../../shared/csv/limits';
 import type { Selection } from '../../shared/csv/select';
 import { MAX_UPLOAD_BYTES, UPLOAD_URL_TTL_SECONDS } from '../../shared/s3/client';
-import { bodyOf, csvJobs, idempotencyKeyOf } from './context';
+import { csvJobs } from './context';
+import { idempotencyKeyOf, validBody } from '../context';
 import { asyncExportBody, exportInvalid, validateBody, validateInvalid } from './schemas';
 
 export const csvAsyncRoutes = defineRoutes([
@@ -37,7 +38,7 @@ export const csvAsyncRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      const body = bodyOf<{ s3Key: string; config?: Record<string, unknown> }>(ctx);
+      const body = validBody<{ s3Key: string; config?: Record<string, unknown> }>(ctx);
       ctx.body = await csvJobs(ctx).validateUpload(body.s3Key, body.config);
     },
   },
@@ -73,7 +74,7 @@ export const csvAsyncRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      const body = bodyOf<Selection & { format: string }>(ctx);
+      const body = validBody<Selection & { format: string }>(ctx);
       ctx.body = await csvJobs(ctx).startExport({ ...body, idempotencyKey: idempotencyKeyOf(ctx) });
       ctx.status = 202;
     },

@@ -2,7 +2,7 @@ import { tenantOf, type AppContext } from '../context';
 import { CsvJobs } from '../../shared/csv/async-jobs';
 import { CsvSync } from '../../shared/csv/sync-service';
 
-// What the CSV routes take from a request: the tenant's services, the validated body, the Idempotency-Key.
+// The CSV use cases of a request's tenant.
 
 /** The async CSV flow of the request's tenant. */
 export function csvJobs(ctx: AppContext): CsvJobs {
@@ -14,16 +14,6 @@ export function csvJobs(ctx: AppContext): CsvJobs {
     jobs: deps.jobs,
     temporal: deps.temporal,
   });
-}
-
-/** The request's body, as the route's schema validated it. */
-export function bodyOf<T>(ctx: AppContext): T {
-  return ctx.request.body as unknown as T;
-}
-
-/** A client's Idempotency-Key: a retried start answers the same job. */
-export function idempotencyKeyOf(ctx: AppContext): string | undefined {
-  return ctx.get('idempotency-key') || undefined;
 }
 
 /** The synchronous CSV use cases of the request's tenant. */

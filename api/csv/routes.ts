@@ -3,7 +3,8 @@ import { tenantOf, type AppContext } from '../context';
 import { SYNC_EXPORT_MAX, SYNC_MAX_BYTES } from '../../shared/csv/limits';
 import type { Selection } from '../../shared/csv/select';
 import type { CsvFile, CsvSync } from '../../shared/csv/sync-service';
-import { bodyOf, csvJobs, csvSync, idempotencyKeyOf } from './context';
+import { csvJobs, csvSync } from './context';
+import { idempotencyKeyOf, validBody } from '../context';
 import {
   bulkEditPreviewBody,
   bulkEditPreviewInvalid,
@@ -55,7 +56,7 @@ export const csvRoutes = defineRoutes([
     body: templateBody,
     responses: { 200: { description: 'text/csv, as an attachment', contentType: 'text/csv' } },
     handler: (ctx) => {
-      attach(ctx, csvSync(ctx).template(bodyOf<{ format: string }>(ctx).format));
+      attach(ctx, csvSync(ctx).template(validBody<{ format: string }>(ctx).format));
     },
   },
   {
@@ -74,7 +75,7 @@ export const csvRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      ctx.body = await csvSync(ctx).preview(bodyOf<Parameters<CsvSync['preview']>[0]>(ctx));
+      ctx.body = await csvSync(ctx).preview(validBody<Parameters<CsvSync['preview']>[0]>(ctx));
     },
   },
   {
@@ -93,7 +94,7 @@ export const csvRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      ctx.body = await csvSync(ctx).bulkEditPreview(bodyOf<Parameters<CsvSync['bulkEditPreview']>[0]>(ctx));
+      ctx.body = await csvSync(ctx).bulkEditPreview(validBody<Parameters<CsvSync['bulkEditPreview']>[0]>(ctx));
     },
   },
   {
@@ -113,7 +114,7 @@ export const csvRoutes = defineRoutes([
       202: { description: '`{jobId}`' },
     },
     handler: async (ctx) => {
-      const body = bodyOf<ImportBody>(ctx);
+      const body = validBody<ImportBody>(ctx);
       const actor = tenantOf(ctx).principal.keyId;
       if (body.s3Key) {
         ctx.body = await csvJobs(ctx).startImport({
@@ -144,7 +145,7 @@ export const csvRoutes = defineRoutes([
       404: { description: 'not-found/no-products' },
     },
     handler: async (ctx) => {
-      attach(ctx, await csvSync(ctx).exportFile(bodyOf<Selection & { format: string }>(ctx)));
+      attach(ctx, await csvSync(ctx).exportFile(validBody<Selection & { format: string }>(ctx)));
     },
   },
 ]);

@@ -1,12 +1,6 @@
-import type { AppContext } from '../context';
 import { filtersFrom } from '../../shared/products/query';
 import type { PublishOptions } from '../../shared/publication/publication';
 import type { Selection, SelectionMode } from '../../shared/publication/selection';
-
-/** A request's body as the route's schema (schemas.ts) has validated it: its shape is known here. */
-export function validBody<T>(ctx: AppContext): T {
-  return ctx.request.body as unknown as T;
-}
 
 /** The bodies of the publication routes, as their schemas have validated them. */
 export interface PublishBody {

@@ -1,6 +1,7 @@
 import { defineRoutes } from '../route';
 import { publicationContext } from './context';
-import { selectionOf, validBody, type PublishBody } from './bodies';
+import { selectionOf, type PublishBody } from './bodies';
+import { idempotencyKeyOf, validBody } from '../context';
 import { publishBody, publishInvalid } from './schemas';
 import { recentPublications, RECENT_PUBLICATIONS } from '../../shared/publication/jobs';
 import { OPTION_DEFAULTS } from '../../shared/publication/publication';
@@ -35,7 +36,7 @@ export const publishRoutes = defineRoutes([
         selection: selectionOf((b.mode ?? b.selectionMode)!, b.productIds, b.filters),
         options: { ...OPTION_DEFAULTS, ...b.options },
         targetMarketplaces: b.targetMarketplaces ?? [],
-        idempotencyKey: ctx.get('idempotency-key') || undefined,
+        idempotencyKey: idempotencyKeyOf(ctx),
       });
       if (answer.async) {
         ctx.status = 202;

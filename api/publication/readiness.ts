@@ -1,5 +1,6 @@
 import { defineRoutes } from '../route';
-import { selectionOf, validBody, type ValidateBody } from './bodies';
+import { selectionOf, type ValidateBody } from './bodies';
+import { validBody } from '../context';
 import { publicationContext } from './context';
 import { pendingFeedsInvalid, pendingFeedsQuery, validateBody, validateInvalid } from './schemas';
 import { pendingFeeds, validateSelection } from '../../shared/publication/readiness';
