@@ -18,6 +18,7 @@ import { adjustmentRoutes } from './inventory/adjustments';
 import { countRoutes } from './inventory/counts';
 import { lotRoutes } from './inventory/lots';
 import { reportRoutes } from './inventory/reports';
+import { materialRoutes } from './materials/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
 export const allRoutes: RouteSpec[] = [
@@ -32,6 +33,7 @@ export const allRoutes: RouteSpec[] = [
   ...lotRoutes,
   ...reportRoutes,
   ...productStockRoutes,
+  ...materialRoutes,
   ...publishRoutes,
   ...readinessRoutes,
   ...publicationJobRoutes,

@@ -16,6 +16,7 @@ import { lotCosts } from './inventory/lots';
 import { transfers } from './inventory/transfers';
 import { publicationItems, publicationLocks } from './publication/publication';
 import { channels } from './channels/channels';
+import { materialMovements, materialStock, materials, supplies } from './materials/collections';
 
 /**
  * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
@@ -47,4 +48,8 @@ export const allCollections: CollectionDef<any>[] = [
   publicationItems,
   publicationLocks,
   channels,
+  materials,
+  supplies,
+  materialStock,
+  materialMovements,
 ];

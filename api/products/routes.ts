@@ -163,17 +163,20 @@ export const productRoutes = defineRoutes([
   {
     method: 'get',
     path: '/products/sku/:sku/exists',
-    summary: 'Whether a SKU is used in the tenant, and by a product or a variant',
+    summary: 'Whether a SKU is used in the tenant, and by a product, a variant, a material or a supply',
+    description:
+      'Products, variants, materials and supplies share one SKU space per tenant: a SKU names at most one of them. `productId` is set for a product or variant SKU.',
     tags: ['products'],
     auth: read,
-    responses: { 200: { description: '`{exists, kind: product|variant|null}`' } },
+    responses: { 200: { description: '`{sku, exists, kind: product|variant|material|supply|null, productId}`' } },
     handler: async (ctx) => {
-      const owner = await catalog(ctx).skuOwner(ctx.params.sku);
+      const holder = await catalog(ctx).skuHolder(ctx.params.sku);
+      const inCatalog = holder?.kind === 'product' || holder?.kind === 'variant';
       ctx.body = {
         sku: ctx.params.sku.toUpperCase(),
-        exists: Boolean(owner),
-        kind: owner?.kind ?? null,
-        productId: owner?.productId ?? null,
+        exists: Boolean(holder),
+        kind: holder?.kind ?? null,
+        productId: inCatalog ? holder.productId : null,
       };
     },
   },

@@ -93,7 +93,8 @@ export async function skuFacts(tenantDb: TenantDb, skus: Iterable<string>): Prom
   list.forEach((sku, i) => {
     const claim = claims[i];
     const product = claim && byId.get(claim.productId);
-    if (claim && product) out.set(sku, factsOf(product, sku, claim.kind));
+    if (claim && product && (claim.kind === 'product' || claim.kind === 'variant'))
+      out.set(sku, factsOf(product, sku, claim.kind));
   });
   return out;
 }

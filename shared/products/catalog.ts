@@ -2,7 +2,8 @@ import { ObjectId } from 'mongodb';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { claimId, productSkus, products, type SkuClaim } from './collections';
+import { claimId, productSkus, products, type SkuClaim, type SkuKind } from './collections';
+import { materials, supplies } from '../materials/collections';
 import { normalizeProduct, skusOf } from './normalize';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
 import type { ProductDoc, ProductInput } from './types';
@@ -37,9 +38,28 @@ export class Catalog {
     return _id ? this.products.findOne({ _id }) : null;
   }
 
-  /** Who holds a SKU in the tenant's SKU space. */
+  /** The product or variant a SKU of the catalog belongs to; null for a SKU nobody or a material or supply holds. */
   async skuOwner(sku: string): Promise<SkuClaim | null> {
+    const claim = await this.skuHolder(sku);
+    return claim && (claim.kind === 'product' || claim.kind === 'variant') ? claim : null;
+  }
+
+  /** Whoever holds a SKU in the tenant's one SKU space: a product, a variant, a material or a supply. */
+  async skuHolder(sku: string): Promise<SkuClaim | null> {
     return this.skus.findOne({ _id: claimId(this.tenantDb.tenantId, sku) });
+  }
+
+  /**
+   * Takes a SKU for a material or supply record (`ownerId` its `_id`): a 409 duplicate-sku naming
+   * the holder when a product, variant or other record has it. Run again by the same owner, it holds.
+   */
+  async claimFor(sku: string, kind: 'material' | 'supply', ownerId: string): Promise<void> {
+    await this.claim([{ sku, kind }], ownerId);
+  }
+
+  /** Gives back SKUs a material or supply record held. */
+  async releaseFor(ownerId: string, skus: string[]): Promise<void> {
+    await this.release(ownerId, skus);
   }
 
   /** Validates a body from outside the API (a CSV row) as a product: schema, then prepareInput. Throws a 400. */
@@ -257,7 +277,7 @@ export class Catalog {
    * Takes SKUs for a product. The unique index decides between concurrent writers; on a
    * collision the SKUs taken so far are given back and the answer names the SKU and its holder.
    */
-  private async claim(wanted: { sku: string; kind: 'product' | 'variant' }[], productId: string): Promise<void> {
+  private async claim(wanted: { sku: string; kind: SkuKind }[], productId: string): Promise<void> {
     const taken: string[] = [];
     for (const { sku, kind } of wanted) {
       for (let attempt = 0; ; attempt++) {
@@ -276,7 +296,7 @@ export class Catalog {
             await this.release(productId, taken);
             throw err;
           }
-          const holder = await this.skuOwner(sku);
+          const holder = await this.skuHolder(sku);
           if (holder?.productId === productId) break; // ours already (a retried write)
           if (holder && attempt === 0 && (await this.isOrphan(holder))) {
             await this.skus.deleteOne({ sku, productId: holder.productId });
@@ -291,6 +311,13 @@ export class Catalog {
 
   private async isOrphan(claim: SkuClaim): Promise<boolean> {
     if (Date.now() - claim.createdAt.getTime() < ORPHAN_AFTER_MS) return false;
+    if (claim.kind === 'material' || claim.kind === 'supply') {
+      const held =
+        claim.kind === 'material'
+          ? await this.tenantDb.collection(materials).findOne({ _id: claim.productId })
+          : await this.tenantDb.collection(supplies).findOne({ _id: claim.productId });
+      return !held;
+    }
     const _id = parseProductId(claim.productId);
     return !_id || !(await this.products.findOne({ _id }, { projection: { _id: 1 } }));
   }
@@ -300,16 +327,22 @@ export class Catalog {
   }
 }
 
-export function duplicate(sku: string, kind: 'product' | 'variant', productId?: string): AppError {
-  return new AppError(
-    409,
-    'duplicate-sku',
-    `SKU ${sku} is already used by ${kind === 'product' ? 'a product' : 'a variant'} of this tenant`,
-    {
-      field: 'sku',
-      details: { sku, collidesWith: kind, ...(productId ? { productId } : {}) },
+const HOLDER_NAMES: Record<SkuKind, string> = {
+  product: 'a product',
+  variant: 'a variant',
+  material: 'a material',
+  supply: 'a supply',
+};
+
+export function duplicate(sku: string, kind: SkuKind, productId?: string): AppError {
+  return new AppError(409, 'duplicate-sku', `SKU ${sku} is already used by ${HOLDER_NAMES[kind]} of this tenant`, {
+    field: 'sku',
+    details: {
+      sku,
+      collidesWith: kind,
+      ...(productId && (kind === 'product' || kind === 'variant') ? { productId } : {}),
     },
-  );
+  });
 }
 
 /** Top-level fields the old document has and the replacement drops (a full update removes them). */

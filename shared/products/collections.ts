@@ -18,17 +18,21 @@ export const products = defineCollection<ProductDoc>({
 });
 
 /**
- * The tenant's one SKU space: a product's SKU and each of its variants' SKUs hold one entry
- * here, and the unique index is the final guard against two products (or a product and a
- * variant) sharing a SKU, even under concurrent writes, without transactions.
+ * The tenant's one SKU space: a product's SKU, each of its variants' SKUs, and each material's and
+ * supply's SKU hold one entry here, and the unique index is the final guard against two records
+ * sharing a SKU (a product and a variant, a material and a product, …), even under concurrent
+ * writes, without transactions.
  */
+export type SkuKind = 'product' | 'variant' | 'material' | 'supply';
+
 export interface SkuClaim {
   tenantId: string;
   /** `<tenantId>:<SKU>`, so that looking a SKU up is a primary-key read (see TenantCollection.findOne). */
   _id: string;
   sku: string;
+  /** The holder: a product's id (hex) for product and variant SKUs; a material's or supply's record `_id` (`<tenantId>:<SKU>`). */
   productId: string;
-  kind: 'product' | 'variant';
+  kind: SkuKind;
   createdAt: Date;
 }
 

@@ -1,0 +1,353 @@
+import type { TenantDb } from '../db/tenant-db';
+import { isDuplicateKeyError } from '../db/duplicate-key';
+import { AppError } from '../errors/catalog';
+import { Catalog } from '../products/catalog';
+import { products } from '../products/collections';
+import {
+  materialStock,
+  materials,
+  recordId,
+  supplies,
+  type MaterialDoc,
+  type StockKind,
+  type SupplyDoc,
+} from './collections';
+import type { UnitSystem } from './quantity';
+import type { StockFacts } from './stock-changes';
+
+export type StockRecord = MaterialDoc | SupplyDoc;
+
+const LABEL: Record<StockKind, string> = { material: 'Material', supply: 'Supply' };
+
+export function recordNotFound(kind: StockKind, sku: string): AppError {
+  return new AppError(404, 'not-found', `${LABEL[kind]} ${sku} not found`, { field: 'sku' });
+}
+
+function invalid(field: string, message: string, details?: Record<string, unknown>): AppError {
+  return new AppError(400, 'validation-error', message, {
+    field,
+    fieldErrors: [{ field, message }],
+    ...(details ? { details } : {}),
+  });
+}
+
+export function isMaterial(doc: StockRecord): doc is MaterialDoc {
+  return 'baseUnit' in doc;
+}
+
+/** The units a record's quantities may be given in. */
+export function unitsOf(doc: StockRecord): UnitSystem {
+  return isMaterial(doc)
+    ? { base: { code: doc.baseUnit.code, precision: doc.baseUnit.precision }, alternatives: doc.alternativeUnits }
+    : { base: { code: doc.consumptionUnit, precision: doc.unitPrecision }, alternatives: doc.alternativeUnits };
+}
+
+/** What the stock rules need to know about a record. */
+export function factsOf(doc: StockRecord): StockFacts {
+  const units = unitsOf(doc);
+  return {
+    kind: isMaterial(doc) ? 'material' : 'supply',
+    sku: doc.sku,
+    unit: units.base.code,
+    precision: units.base.precision,
+    currency: doc.currency,
+    stockAlerts: doc.stockAlerts,
+    lotTracking: isMaterial(doc) && doc.lotTrackingEnabled,
+    costing: isMaterial(doc) ? doc.costing : null,
+    expiration: isMaterial(doc) ? doc.expiration : null,
+  };
+}
+
+/** Alternative units must not repeat a code (in any case) nor the base unit's. */
+function unitErrors(units: UnitSystem): AppError | null {
+  const seen = new Set([units.base.code.toLowerCase()]);
+  for (const [i, u] of units.alternatives.entries()) {
+    const code = u.code.toLowerCase();
+    if (seen.has(code))
+      return invalid(
+        `alternativeUnits.${i}.code`,
+        `unit ${u.code} is named twice (codes are compared in any case, and include the base unit)`,
+      );
+    seen.add(code);
+  }
+  return null;
+}
+
+type Body = Record<string, unknown>;
+
+const titleOf = (t: unknown) =>
+  typeof t === 'string' ? { value: t.trim() } : { value: (t as { value: string }).value.trim() };
+
+/** The stored fields of a create body (defaults filled by the schema). */
+function newRecord(
+  kind: StockKind,
+  body: Body,
+  sku: string,
+  now: Date,
+): Omit<MaterialDoc, 'tenantId' | '_id'> | Omit<SupplyDoc, 'tenantId' | '_id'> {
+  const common = {
+    sku,
+    title: titleOf(body.title),
+    ...(body.description !== undefined ? { description: body.description as string } : {}),
+    ...(body.price !== undefined ? { price: body.price as number } : {}),
+    currency: body.currency as string,
+    tags: body.tags as string[],
+    status: body.status as MaterialDoc['status'],
+    stockAlerts: (body.stockAlerts as MaterialDoc['stockAlerts']) ?? {
+      minStock: 0,
+      reorderPoint: 0,
+      reorderQuantity: 0,
+      alertEmails: [],
+      alertEnabled: true,
+    },
+    alternativeUnits: body.alternativeUnits as MaterialDoc['alternativeUnits'],
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
+  if (kind === 'material')
+    return {
+      ...common,
+      ...(body.category !== undefined ? { category: body.category as string } : {}),
+      baseUnit: body.baseUnit as MaterialDoc['baseUnit'],
+      costing: {
+        method: body.costingMethod as MaterialDoc['costing']['method'],
+        initialCost: body.initialCost as number,
+      },
+      expiration: (body.expiration as MaterialDoc['expiration']) ?? { expires: false, expirationPolicy: 'fefo' },
+      suppliers: body.suppliers as MaterialDoc['suppliers'],
+      lotTrackingEnabled: body.lotTrackingEnabled as boolean,
+    };
+  return {
+    ...common,
+    supplyCategory: body.supplyCategory as SupplyDoc['supplyCategory'],
+    consumptionUnit: body.consumptionUnit as string,
+    unitPrecision: body.unitPrecision as number,
+    ...(body.typicalUsagePerOrder !== undefined ? { typicalUsagePerOrder: body.typicalUsagePerOrder as number } : {}),
+    ...(body.shippingAssociation !== undefined ? { shippingAssociation: body.shippingAssociation as string } : {}),
+    ...(body.preferredSupplierId !== undefined ? { preferredSupplierId: body.preferredSupplierId as string } : {}),
+  };
+}
+
+/** Fields a partial update replaces as they come; the nested objects of MERGED are merged. */
+const MERGED = ['stockAlerts', 'baseUnit', 'expiration'] as const;
+
+/** The record after a partial update (not yet checked against its stock). */
+function patched(doc: StockRecord, body: Body): StockRecord {
+  const next = structuredClone(doc) as StockRecord & Body;
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'sku') continue;
+    if (key === 'title') next.title = titleOf(value);
+    else if (key === 'costingMethod') (next as MaterialDoc).costing.method = value as MaterialDoc['costing']['method'];
+    else if (key === 'initialCost') (next as MaterialDoc).costing.initialCost = value as number;
+    else if ((MERGED as readonly string[]).includes(key))
+      next[key] = { ...(next[key] as object), ...(value as object) };
+    else next[key] = value;
+  }
+  return next;
+}
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  category?: string;
+  status?: string;
+  term?: string;
+}
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Material and supply records of one tenant. A record's SKU is claimed in the tenant's one SKU
+ * space before the record is written, so a SKU never names a product and a material at once.
+ */
+export class StockRecords {
+  constructor(
+    private readonly tenantDb: TenantDb,
+    readonly kind: StockKind,
+  ) {}
+
+  private col() {
+    return this.kind === 'material' ? this.tenantDb.collection(materials) : this.tenantDb.collection(supplies);
+  }
+
+  private id(sku: string): string {
+    return recordId(this.tenantDb.tenantId, sku.trim());
+  }
+
+  async find(sku: string): Promise<StockRecord | null> {
+    return (await this.col().findOne({ _id: this.id(sku) })) as StockRecord | null;
+  }
+
+  async get(sku: string): Promise<StockRecord> {
+    const doc = await this.find(sku);
+    if (!doc) throw recordNotFound(this.kind, sku.trim().toUpperCase());
+    return doc;
+  }
+
+  /** 201 material; 400 duplicate when the SKU is taken by anything in the tenant's SKU space. */
+  async create(body: Body): Promise<StockRecord> {
+    const sku = (body.sku as string).trim().toUpperCase();
+    const now = new Date();
+    const record = newRecord(this.kind, body, sku, now);
+    const unitProblem = unitErrors(unitsOf(record as StockRecord));
+    if (unitProblem) throw unitProblem;
+    const _id = this.id(sku);
+    const catalog = new Catalog(this.tenantDb);
+    try {
+      await catalog.claimFor(sku, this.kind, _id);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'duplicate-sku') throw this.duplicate(sku, err.message);
+      throw err;
+    }
+    try {
+      await this.col().insertOne({ _id, ...record } as never);
+    } catch (err) {
+      // the claim was ours already: the record exists (a second create of the same SKU)
+      if (isDuplicateKeyError(err)) throw this.duplicate(sku, `${LABEL[this.kind]} ${sku} already exists`);
+      await catalog.releaseFor(_id, [sku]);
+      throw err;
+    }
+    return { ...record, _id, tenantId: this.tenantDb.tenantId } as StockRecord;
+  }
+
+  private duplicate(sku: string, message: string): AppError {
+    return new AppError(400, 'duplicate', message, { field: 'sku', details: { sku } });
+  }
+
+  /**
+   * A partial update, guarded by the version read. Units and currency are what stored balances
+   * and lot costs are counted in: they change only while the record has no stock document.
+   */
+  async update(rawSku: string, body: Body): Promise<StockRecord> {
+    const current = await this.get(rawSku);
+    if (typeof body.sku === 'string' && body.sku.trim().toUpperCase() !== current.sku)
+      throw invalid('sku', `sku cannot change (${current.sku}): create a new record instead`);
+    const next = patched(current, body);
+    const unitProblem = unitErrors(unitsOf(next));
+    if (unitProblem) throw unitProblem;
+    const before = unitsOf(current).base;
+    const after = unitsOf(next).base;
+    const countedIn = before.code !== after.code || before.precision !== after.precision;
+    if (countedIn || next.currency !== current.currency) {
+      const stock = await this.tenantDb.collection(materialStock).findOne({ _id: current._id });
+      if (stock && stock.locations.length) {
+        const field = countedIn ? (this.kind === 'material' ? 'baseUnit' : 'consumptionUnit') : 'currency';
+        throw invalid(
+          field,
+          `${field} of ${current.sku} cannot change once it has stock records: balances and lot costs are kept in ${before.code} (precision ${before.precision}) and ${current.currency}`,
+        );
+      }
+    }
+    const { _id, tenantId: _t, createdAt: _c, ...fields } = next;
+    const written = await this.col().findOneAndUpdate(
+      { _id, version: current.version } as never,
+      { $set: { ...fields, updatedAt: new Date(), version: current.version + 1 } } as never,
+      { returnDocument: 'after' },
+    );
+    if (!written)
+      throw new AppError(
+        409,
+        'conflict',
+        `${LABEL[this.kind]} ${current.sku} changed while this update was applied; read it and retry`,
+      );
+    return written as StockRecord;
+  }
+
+  /** Products whose bill of materials or modifiers name a SKU (up to 10). */
+  async usedBy(sku: string): Promise<{ sku: string; as: 'bom' | 'modifier' }[]> {
+    const found = await this.tenantDb
+      .collection(products)
+      .find(
+        {
+          $or: [
+            { 'billOfMaterials.components.materialSku': sku },
+            { 'billOfMaterials.components.substitutes.materialSku': sku },
+            { 'modifiersConfig.groups.modifiers.inventoryConsumption.sku': sku },
+          ],
+        },
+        { projection: { sku: 1, billOfMaterials: 1 }, limit: 10 },
+      )
+      .toArray();
+    return found.map((p) => {
+      const bom = p.billOfMaterials?.components?.some(
+        (c) => c.materialSku?.toUpperCase() === sku || c.substitutes?.some((s) => s.materialSku?.toUpperCase() === sku),
+      );
+      return { sku: p.sku, as: bom ? 'bom' : 'modifier' };
+    });
+  }
+
+  /**
+   * Deletes a record that has no stock and that no bill of materials or modifier uses (400 naming
+   * which). Its empty stock document goes with it; the ledger stays.
+   */
+  async delete(rawSku: string, flushLedger: (sku: string) => Promise<void>): Promise<void> {
+    const current = await this.get(rawSku);
+    const sku = current.sku;
+    const users = await this.usedBy(sku);
+    if (users.length) {
+      const names = users.map((u) => `${u.sku} (${u.as === 'bom' ? 'bill of materials' : 'modifier'})`).join(', ');
+      throw new AppError(
+        400,
+        'validation-error',
+        `${LABEL[this.kind]} ${sku} is used by ${names}: remove it there first`,
+        {
+          field: 'sku',
+          details: { reason: 'in-use', usedBy: users },
+        },
+      );
+    }
+    const stocks = this.tenantDb.collection(materialStock);
+    const stock = await stocks.findOne({ _id: current._id });
+    const held = stock?.locations.filter((l) => l.quantity > 0) ?? [];
+    if (held.length) {
+      const where = held
+        .map((l) => `${l.quantity / 10 ** stock!.precision} ${stock!.unit} at ${l.locationId}`)
+        .join(', ');
+      throw new AppError(
+        400,
+        'validation-error',
+        `${LABEL[this.kind]} ${sku} has stock (${where}): move or consume it first`,
+        {
+          field: 'sku',
+          details: { reason: 'has-stock', locations: held.map((l) => l.locationId) },
+        },
+      );
+    }
+    if (stock) {
+      await flushLedger(sku);
+      const gone = await stocks.findOneAndDelete({ _id: stock._id, version: stock.version } as never);
+      if (!gone)
+        throw new AppError(
+          409,
+          'conflict',
+          `The stock of ${sku} changed while it was being deleted; read it and retry`,
+        );
+    }
+    await this.col().deleteOne({ _id: current._id } as never);
+    await new Catalog(this.tenantDb).releaseFor(current._id, [sku]);
+  }
+
+  async list(q: ListQuery): Promise<{ docs: StockRecord[]; total: number }> {
+    const filter: Record<string, unknown> = {};
+    if (q.status) filter.status = q.status;
+    if (q.category) filter[this.kind === 'material' ? 'category' : 'supplyCategory'] = q.category;
+    if (q.term) {
+      const re = { $regex: escapeRegex(q.term.trim()), $options: 'i' };
+      filter.$or = [{ sku: re }, { 'title.value': re }];
+    }
+    const col = this.col();
+    const [docs, total] = await Promise.all([
+      col.find(filter as never, { sort: { sku: 1 }, skip: q.page * q.limit, limit: q.limit }).toArray(),
+      col.countDocuments(filter as never),
+    ]);
+    return { docs: docs as StockRecord[], total };
+  }
+}
+
+/** A quantity's unit must be one of the record's: a 400 naming it otherwise. */
+export function unknownUnit(doc: StockRecord, unit: string): AppError {
+  const units = unitsOf(doc);
+  const known = [units.base.code, ...units.alternatives.map((u) => u.code)].join(', ');
+  return invalid('unit', `Unknown unit '${unit}' for ${doc.sku}: known units are ${known}`, { unit });
+}

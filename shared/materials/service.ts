@@ -1,0 +1,119 @@
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { materialStock, type StockAlert, type StockDoc, type StockKind } from './collections';
+import { pageOf, presentAlert, presentLocation, presentMovement, presentRecord, presentTotal } from './present';
+import { isMaterial, type ListQuery } from './records';
+import { StockStore, type Actor, type ReceiptRequest, type TransferRequest } from './stock';
+
+const LABEL: Record<StockKind, string> = { material: 'Material', supply: 'Supply' };
+
+/** The use cases of the materials and supplies routes, answered as the REST surface shows them. */
+export class StockService {
+  private readonly store: StockStore;
+
+  constructor(
+    private readonly tenantDb: TenantDb,
+    private readonly kind: StockKind,
+  ) {
+    this.store = new StockStore(tenantDb, kind);
+  }
+
+  private get records() {
+    return this.store.records;
+  }
+
+  async list(q: ListQuery) {
+    const { docs, total } = await this.records.list(q);
+    const stocks =
+      this.kind === 'material' && docs.length
+        ? await this.tenantDb
+            .collection(materialStock)
+            .find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { journal: 0, alerts: 0, locations: 0 } })
+            .toArray()
+        : [];
+    const byId = new Map(stocks.map((s) => [s._id, s as StockDoc]));
+    return pageOf(
+      docs.map((d) => presentRecord(d, byId.get(d._id) ?? null)),
+      total,
+      q,
+    );
+  }
+
+  async get(sku: string) {
+    const record = await this.records.get(sku);
+    return presentRecord(record, isMaterial(record) ? await this.store.stockOf(record.sku) : null);
+  }
+
+  async create(body: Record<string, unknown>) {
+    return presentRecord(await this.records.create(body), null);
+  }
+
+  async update(sku: string, body: Record<string, unknown>) {
+    const updated = await this.records.update(sku, body);
+    if (body.costingMethod !== undefined || body.initialCost !== undefined) await this.store.recost(updated.sku);
+    return this.get(updated.sku);
+  }
+
+  async delete(sku: string) {
+    const record = await this.records.get(sku);
+    await this.records.delete(record.sku, (s) => this.store.flushLedger(s));
+    return { success: true, message: `${LABEL[this.kind]} ${record.sku} deleted` };
+  }
+
+  async total(sku: string) {
+    const record = await this.records.get(sku);
+    return presentTotal(await this.store.stockOf(record.sku), record);
+  }
+
+  async atLocation(sku: string, locationId: string) {
+    const record = await this.records.get(sku);
+    const doc = await this.store.stockOf(record.sku);
+    const loc = doc?.locations.find((l) => l.locationId === locationId);
+    if (!doc || !loc)
+      throw new AppError(404, 'not-found', `No stock record of ${record.sku} at location ${locationId}`, {
+        field: 'locationId',
+      });
+    return presentLocation(doc, loc, record);
+  }
+
+  async receive(sku: string, req: ReceiptRequest) {
+    const { doc, record } = await this.store.receive(sku, req);
+    return presentLocation(
+      doc,
+      doc.locations.find((l) => l.locationId === req.locationId)!,
+      record,
+    );
+  }
+
+  async transfer(req: TransferRequest) {
+    const { movement, replayed } = await this.store.transfer(req);
+    return {
+      success: true,
+      message: `Moved ${movement.quantity} ${movement.unit} of ${movement.sku} from ${movement.locationId} to ${movement.toLocationId}`,
+      movementId: movement.movementId,
+      replayed,
+      [this.kind === 'material' ? 'materialSku' : 'supplySku']: movement.sku,
+      fromLocationId: movement.locationId,
+      toLocationId: movement.toLocationId,
+      quantity: movement.quantity,
+      unit: movement.unit,
+      ...(this.kind === 'material' ? { lots: movement.lots } : {}),
+    };
+  }
+
+  async movements(sku: string, q: { page: number; limit: number }) {
+    const { docs, total } = await this.store.movements(sku, q);
+    return pageOf(docs.map(presentMovement), total, q);
+  }
+
+  /** Alerts of every material (or supply), newest first: open ones, and the latest closed ones of each location. */
+  async alerts(q: { page: number; limit: number; status: 'open' | 'closed' | 'all'; locationId?: string }) {
+    const all: StockAlert[] = (await this.store.withAlerts()).flatMap((d) => d.alerts);
+    const picked = all
+      .filter((a) => (q.status === 'all' || a.status === q.status) && (!q.locationId || a.locationId === q.locationId))
+      .sort((a, b) => b.openedAt.getTime() - a.openedAt.getTime() || a.id.localeCompare(b.id));
+    return pageOf(picked.slice(q.page * q.limit, (q.page + 1) * q.limit).map(presentAlert), picked.length, q);
+  }
+}
+
+export type { Actor };

@@ -1,0 +1,432 @@
+import { AppError } from '../errors/catalog';
+import type {
+  CostingMethod,
+  ExpirationPolicy,
+  LocationStock,
+  StockAlerts,
+  StockDoc,
+  StockKind,
+  StockLot,
+  StockMovement,
+} from './collections';
+import { averageMicros, costMicros, fromMicros, fromMinor, MAX_MINOR, roundCost, toMinor, valueOf } from './quantity';
+
+/**
+ * The rules of a stock document, as pure functions from the document read to the document to
+ * write: receiving into a lot, taking lots in the order the costing method and the expiration
+ * policy say, the current cost, valuation and alerts. The store (stock.ts) writes the result with
+ * one version-guarded update, so every rule here sees a consistent document.
+ */
+
+/** What the rules need to know about the material or supply a document belongs to. */
+export interface StockFacts {
+  kind: StockKind;
+  sku: string;
+  unit: string;
+  precision: number;
+  currency: string;
+  stockAlerts: StockAlerts;
+  /** Materials only. */
+  lotTracking: boolean;
+  costing: { method: CostingMethod; initialCost: number } | null;
+  expiration: { expires: boolean; shelfLifeDays?: number; expirationPolicy: ExpirationPolicy } | null;
+}
+
+/** Depleted lots a location keeps listed (older ones are in the ledger). */
+const DEPLETED_KEPT = 10;
+/** Closed alerts a document keeps (open ones are always kept). */
+const CLOSED_ALERTS_KEPT = 20;
+/** Cost history entries a document keeps (every receipt's cost is also in the ledger). */
+const COST_HISTORY_KEPT = 100;
+
+export function emptyStock(facts: StockFacts, _id: string, now: Date): StockDoc {
+  return {
+    _id,
+    tenantId: '',
+    sku: facts.sku,
+    kind: facts.kind,
+    unit: facts.unit,
+    precision: facts.precision,
+    locations: [],
+    costing: null,
+    alerts: [],
+    hasAlerts: false,
+    journal: [],
+    version: 0,
+    updatedAt: now,
+  };
+}
+
+export function isExpired(lot: StockLot, now: Date): boolean {
+  return lot.expirationDate !== null && lot.expirationDate.getTime() <= now.getTime();
+}
+
+export function lotStatus(lot: StockLot, now: Date): 'available' | 'expired' | 'depleted' {
+  if (lot.quantity <= 0) return 'depleted';
+  return isExpired(lot, now) ? 'expired' : 'available';
+}
+
+/** Steps at a location that may leave it: on hand, less reserved, committed and expired. */
+export function availableMinor(loc: LocationStock, now: Date): number {
+  const expired = loc.lots.filter((l) => l.quantity > 0 && isExpired(l, now)).reduce((s, l) => s + l.quantity, 0);
+  return Math.max(0, loc.quantity - loc.reservedQty - loc.committedQty - expired);
+}
+
+const byReceived = (a: StockLot, b: StockLot) =>
+  a.receivedDate.getTime() - b.receivedDate.getTime() || a.lotNumber.localeCompare(b.lotNumber);
+
+/**
+ * The lots of a location in the order they leave it: none expired or empty; with FEFO (an
+ * expiring material's default policy) the earliest expiry first; otherwise, and among lots
+ * expiring together, the costing method's order: newest first for LIFO, oldest first for the rest.
+ */
+export function takingOrder(lots: StockLot[], facts: StockFacts, now: Date): StockLot[] {
+  const live = lots.filter((l) => l.quantity > 0 && !isExpired(l, now));
+  const lifo = facts.costing?.method === 'lifo';
+  const costingOrder = (a: StockLot, b: StockLot) => (lifo ? byReceived(b, a) : byReceived(a, b));
+  const fefo = facts.expiration?.expires && facts.expiration.expirationPolicy === 'fefo';
+  if (!fefo) return live.sort(costingOrder);
+  const expiry = (l: StockLot) => l.expirationDate?.getTime() ?? Number.POSITIVE_INFINITY;
+  return live.sort((a, b) => expiry(a) - expiry(b) || costingOrder(a, b));
+}
+
+function sameDate(a: Date | null, b: Date | null): boolean {
+  return (a?.getTime() ?? null) === (b?.getTime() ?? null);
+}
+
+function sameLotTerms(a: StockLot, b: Pick<StockLot, 'costPerUnit' | 'currency' | 'expirationDate'>): boolean {
+  return (
+    costMicros(a.costPerUnit) === costMicros(b.costPerUnit) &&
+    a.currency === b.currency &&
+    sameDate(a.expirationDate, b.expirationDate)
+  );
+}
+
+function pruneDepleted(lots: StockLot[]): StockLot[] {
+  const depleted = lots.filter((l) => l.quantity <= 0);
+  if (depleted.length <= DEPLETED_KEPT) return lots;
+  const drop = new Set(depleted.sort(byReceived).slice(0, depleted.length - DEPLETED_KEPT));
+  return lots.filter((l) => !drop.has(l));
+}
+
+function locationOf(doc: StockDoc, locationId: string): LocationStock | undefined {
+  return doc.locations.find((l) => l.locationId === locationId);
+}
+
+function newLocation(
+  locationId: string,
+  facts: StockFacts,
+  now: Date,
+  limits: { minStock?: number; reorderPoint?: number } = {},
+): LocationStock {
+  return {
+    locationId,
+    quantity: 0,
+    reservedQty: 0,
+    committedQty: 0,
+    minStock: limits.minStock ?? facts.stockAlerts.minStock,
+    reorderPoint: limits.reorderPoint ?? facts.stockAlerts.reorderPoint,
+    lots: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+function tooLarge(sku: string): AppError {
+  return new AppError(400, 'bad-request', `The balance of ${sku} would exceed what can be stored exactly`, {
+    parameter: 'quantity',
+  });
+}
+
+export interface ReceiptInput {
+  locationId: string;
+  minor: number;
+  lot?: { lotNumber?: string; costPerUnit?: number; currency?: string; expirationDate?: Date };
+  minStock?: number;
+  reorderPoint?: number;
+}
+
+/** The lot a receipt goes into: the client's, or for a material without lot tracking a cost layer of ours. */
+function receivedLot(
+  doc: StockDoc,
+  loc: LocationStock,
+  input: ReceiptInput,
+  facts: StockFacts,
+  movementId: string,
+  now: Date,
+) {
+  const lot = input.lot ?? {};
+  const currency = (lot.currency ?? facts.currency).toUpperCase();
+  if (currency !== facts.currency)
+    throw new AppError(
+      400,
+      'validation-error',
+      `lot.currency ${currency} is not the currency of ${facts.sku} (${facts.currency}): costs of one material are kept in one currency`,
+      { field: 'lot.currency' },
+    );
+  if (facts.lotTracking && !lot.lotNumber)
+    throw new AppError(400, 'validation-error', `${facts.sku} is lot-tracked: a receipt needs lot.lotNumber`, {
+      field: 'lot.lotNumber',
+    });
+  const shelfLife = facts.expiration?.expires ? facts.expiration.shelfLifeDays : undefined;
+  const terms = {
+    costPerUnit: roundCost(lot.costPerUnit ?? doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0),
+    currency,
+    expirationDate:
+      lot.expirationDate ?? (shelfLife !== undefined ? new Date(now.getTime() + shelfLife * 86_400_000) : null),
+  };
+  if (lot.lotNumber) {
+    const clash = doc.locations
+      .flatMap((l) => l.lots)
+      .find((l) => l.lotNumber === lot.lotNumber && !sameLotTerms(l, terms));
+    if (clash)
+      throw new AppError(
+        400,
+        'validation-error',
+        `Lot ${lot.lotNumber} of ${facts.sku} exists with another cost or expiry (costPerUnit ${clash.costPerUnit} ${clash.currency}, expirationDate ${clash.expirationDate?.toISOString() ?? 'none'}): receive into a new lot number`,
+        { field: 'lot.lotNumber', details: { lotNumber: lot.lotNumber } },
+      );
+    const here = loc.lots.find((l) => l.lotNumber === lot.lotNumber);
+    return { existing: here, lotNumber: lot.lotNumber, terms };
+  }
+  // no lot tracking and no lot named: into the newest layer of the same terms, else a new layer
+  const newest = [...loc.lots]
+    .filter((l) => l.lotNumber.startsWith('RCV-'))
+    .sort(byReceived)
+    .pop();
+  if (newest && newest.quantity > 0 && sameLotTerms(newest, terms))
+    return { existing: newest, lotNumber: newest.lotNumber, terms };
+  return { existing: undefined, lotNumber: `RCV-${movementId.slice(-12)}`, terms };
+}
+
+/** The document after a receipt, and the lots it went into. */
+export function applyReceipt(
+  doc: StockDoc,
+  facts: StockFacts,
+  input: ReceiptInput,
+  movement: Omit<StockMovement, 'lots'>,
+  now: Date,
+): StockDoc {
+  const next = structuredClone(doc);
+  let loc = locationOf(next, input.locationId);
+  if (!loc) {
+    loc = newLocation(input.locationId, facts, now, input);
+    next.locations.push(loc);
+  }
+  if (loc.quantity + input.minor > MAX_MINOR) throw tooLarge(facts.sku);
+  loc.quantity += input.minor;
+  loc.updatedAt = now;
+  let lots: StockMovement['lots'] = [];
+  if (facts.kind === 'material') {
+    const target = receivedLot(next, loc, input, facts, movement.movementId, now);
+    if (target.existing) target.existing.quantity += input.minor;
+    else loc.lots.push({ lotNumber: target.lotNumber, quantity: input.minor, receivedDate: now, ...target.terms });
+    loc.lots = pruneDepleted(loc.lots);
+    lots = [
+      {
+        lotNumber: target.lotNumber,
+        quantity: fromMinor(input.minor, facts.precision),
+        costPerUnit: target.terms.costPerUnit,
+      },
+    ];
+    next.costing = costingAfterReceipt(
+      next,
+      facts,
+      target.terms.costPerUnit,
+      fromMinor(input.minor, facts.precision),
+      movement.movementId,
+      now,
+    );
+  }
+  next.journal.push({ ...movement, lots });
+  evaluateAlerts(next, facts, [input.locationId], now);
+  next.updatedAt = now;
+  return next;
+}
+
+export function transferFailed(message: string, details: Record<string, unknown>): AppError {
+  return new AppError(400, 'transfer-failed', message, { details });
+}
+
+/** The document after moving `minor` steps between two of its locations: all of it, or a transfer-failed refusal. */
+export function applyTransfer(
+  doc: StockDoc,
+  facts: StockFacts,
+  input: { fromLocationId: string; toLocationId: string; minor: number },
+  movement: Omit<StockMovement, 'lots'>,
+  now: Date,
+): StockDoc {
+  const next = structuredClone(doc);
+  const from = locationOf(next, input.fromLocationId);
+  const available = from ? availableMinor(from, now) : 0;
+  if (!from || available < input.minor) {
+    const have = fromMinor(available, facts.precision);
+    const want = fromMinor(input.minor, facts.precision);
+    throw transferFailed(
+      `Not enough ${facts.sku} at ${input.fromLocationId}: ${have} ${facts.unit} available, ${want} ${facts.unit} requested (short by ${fromMinor(input.minor - available, facts.precision)} ${facts.unit})`,
+      {
+        sku: facts.sku,
+        fromLocationId: input.fromLocationId,
+        available: have,
+        requested: want,
+        shortBy: fromMinor(input.minor - available, facts.precision),
+        unit: facts.unit,
+      },
+    );
+  }
+  let to = locationOf(next, input.toLocationId);
+  if (!to) {
+    to = newLocation(input.toLocationId, facts, now);
+    next.locations.push(to);
+  }
+  from.quantity -= input.minor;
+  to.quantity += input.minor;
+  from.updatedAt = to.updatedAt = now;
+  const lots: StockMovement['lots'] = [];
+  if (facts.kind === 'material') {
+    let left = input.minor;
+    for (const lot of takingOrder(from.lots, facts, now)) {
+      if (left <= 0) break;
+      const take = Math.min(lot.quantity, left);
+      lot.quantity -= take;
+      left -= take;
+      const there = to.lots.find((l) => l.lotNumber === lot.lotNumber);
+      if (there) there.quantity += take;
+      else to.lots.push({ ...lot, quantity: take });
+      lots.push({ lotNumber: lot.lotNumber, quantity: fromMinor(take, facts.precision), costPerUnit: lot.costPerUnit });
+    }
+    from.lots = pruneDepleted(from.lots);
+  }
+  next.journal.push({ ...movement, lots });
+  evaluateAlerts(next, facts, [input.fromLocationId, input.toLocationId], now);
+  next.updatedAt = now;
+  return next;
+}
+
+/** Lots still in stock across every location (not expired, not empty). */
+function liveLots(doc: StockDoc, now: Date): StockLot[] {
+  return doc.locations.flatMap((l) => l.lots).filter((l) => l.quantity > 0 && !isExpired(l, now));
+}
+
+/**
+ * The cost per base unit of the next unit to leave, by costing method: FIFO the oldest live lot's,
+ * LIFO the newest's, average the weighted average of every live lot, last_purchase the latest
+ * receipt's. With nothing in stock it stays what it was (at first, the initial cost).
+ */
+export function currentCostOf(doc: StockDoc, facts: StockFacts, now: Date): number {
+  const fallback = doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0;
+  const method = facts.costing?.method ?? 'average';
+  if (method === 'last_purchase') return doc.costing?.lastPurchaseCost ?? fallback;
+  const live = liveLots(doc, now).sort(byReceived);
+  if (!live.length) return fallback;
+  if (method === 'fifo') return live[0].costPerUnit;
+  if (method === 'lifo') return live[live.length - 1].costPerUnit;
+  const avg = averageMicros(live.map((l) => ({ minor: l.quantity, micros: costMicros(l.costPerUnit) })));
+  return avg === null ? fallback : fromMicros(avg);
+}
+
+function costingAfterReceipt(
+  doc: StockDoc,
+  facts: StockFacts,
+  cost: number,
+  quantity: number,
+  movementId: string,
+  now: Date,
+): NonNullable<StockDoc['costing']> {
+  const history = [
+    ...(doc.costing?.history ?? []),
+    { cost, currency: facts.currency, date: now, quantity, movementId },
+  ];
+  const withPurchase = {
+    ...doc,
+    costing: { ...(doc.costing ?? { currentCost: cost, calculatedAt: now, history }), lastPurchaseCost: cost },
+  };
+  return {
+    currentCost: currentCostOf(withPurchase, facts, now),
+    calculatedAt: now,
+    lastPurchaseCost: cost,
+    history: history.slice(-COST_HISTORY_KEPT),
+  };
+}
+
+/** The document with its current cost recomputed (after a change of costing method). */
+export function recost(doc: StockDoc, facts: StockFacts, now: Date): StockDoc {
+  if (facts.kind !== 'material') return doc;
+  const next = structuredClone(doc);
+  next.costing = {
+    currentCost: currentCostOf(doc, facts, now),
+    calculatedAt: now,
+    lastPurchaseCost: doc.costing?.lastPurchaseCost ?? null,
+    history: doc.costing?.history ?? [],
+  };
+  return next;
+}
+
+/** What the stock of one location is worth under the costing method, to the cent. */
+export function valuationOf(doc: StockDoc, loc: LocationStock, facts: StockFacts, now: Date) {
+  const method = facts.costing?.method ?? 'average';
+  const current = doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0;
+  let totalValue: number;
+  if (method === 'fifo' || method === 'lifo') {
+    totalValue = loc.lots.reduce((s, l) => s + valueOf(l.quantity, facts.precision, costMicros(l.costPerUnit)), 0);
+    totalValue = Math.round(totalValue * 100) / 100;
+  } else {
+    const unitCost =
+      method === 'last_purchase' ? (doc.costing?.lastPurchaseCost ?? current) : currentCostOf(doc, facts, now);
+    totalValue = valueOf(loc.quantity, facts.precision, costMicros(unitCost));
+  }
+  const quantity = fromMinor(loc.quantity, facts.precision);
+  return {
+    method,
+    totalValue,
+    unitCost: quantity > 0 ? roundCost(totalValue / quantity) : roundCost(current),
+    currency: facts.currency,
+  };
+}
+
+/**
+ * Opens an alert for each touched location whose available stock is at or below its reorder point
+ * and has none open; closes the open one of a location that recovered. Once per crossing, never
+ * once per movement, because the open alert is part of the document this change is written to.
+ */
+export function evaluateAlerts(doc: StockDoc, facts: StockFacts, locationIds: string[], now: Date): void {
+  for (const locationId of new Set(locationIds)) {
+    const loc = locationOf(doc, locationId);
+    if (!loc) continue;
+    const available = fromMinor(availableMinor(loc, now), facts.precision);
+    const open = doc.alerts.find((a) => a.locationId === locationId && a.status === 'open');
+    const low = facts.stockAlerts.alertEnabled && available <= loc.reorderPoint;
+    if (low && !open) {
+      doc.alerts.push({
+        id: `${facts.sku}:${locationId}:${now.getTime().toString(36)}`,
+        sku: facts.sku,
+        kind: facts.kind,
+        locationId,
+        status: 'open',
+        openedAt: now,
+        closedAt: null,
+        availableAtOpen: available,
+        availableAtClose: null,
+        reorderPoint: loc.reorderPoint,
+        minStock: loc.minStock,
+        reorderQuantity: facts.stockAlerts.reorderQuantity,
+        unit: facts.unit,
+      });
+    } else if (open && !low) {
+      open.status = 'closed';
+      open.closedAt = now;
+      open.availableAtClose = available;
+    }
+  }
+  const closed = doc.alerts.filter((a) => a.status === 'closed');
+  if (closed.length > CLOSED_ALERTS_KEPT) {
+    const drop = new Set(closed.slice(0, closed.length - CLOSED_ALERTS_KEPT));
+    doc.alerts = doc.alerts.filter((a) => !drop.has(a));
+  }
+  doc.hasAlerts = doc.alerts.length > 0;
+}
+
+/** A count in base-unit steps from base units the client set (minStock, reorderPoint). */
+export function stepsOf(units: number, precision: number): number {
+  return toMinor(units, precision);
+}

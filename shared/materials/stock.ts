@@ -1,0 +1,322 @@
+import { createHash } from 'node:crypto';
+import type { TenantDb } from '../db/tenant-db';
+import { isDuplicateKeyError } from '../db/duplicate-key';
+import { AppError } from '../errors/catalog';
+import { newId } from '../ids';
+import { Locations } from '../locations/locations';
+import {
+  materialMovements,
+  materialStock,
+  recordId,
+  type StockDoc,
+  type StockKind,
+  type StockMovement,
+} from './collections';
+import { fromMinor, MAX_MINOR, quantityInBase } from './quantity';
+import { factsOf, StockRecords, unknownUnit, type StockRecord } from './records';
+import { applyReceipt, applyTransfer, emptyStock, recost, type ReceiptInput, type StockFacts } from './stock-changes';
+
+/** The journal (head of the ledger) is copied to material_movements in batches of this many… */
+const FLUSH_BATCH = 16;
+/** …once it holds this many, so a movement costs one write and, now and then, a share of one insert. */
+const JOURNAL_MAX = 32;
+/** Writers of one document retry a lost race this many times before answering 409. */
+const MAX_ATTEMPTS = 200;
+
+export interface Actor {
+  /** The API key (or process) that asked. */
+  actor: string;
+  idempotencyKey?: string;
+  reason?: string;
+}
+
+export interface ReceiptRequest extends Actor {
+  locationId: string;
+  quantity: number;
+  unit?: string;
+  lot?: { lotNumber?: string; costPerUnit?: number; currency?: string; expirationDate?: string };
+  minStock?: number;
+  reorderPoint?: number;
+}
+
+export interface TransferRequest extends Actor {
+  sku: string;
+  fromLocationId: string;
+  toLocationId: string;
+  quantity: number;
+  unit?: string;
+}
+
+export interface Applied {
+  doc: StockDoc;
+  facts: StockFacts;
+  record: StockRecord;
+  movement: StockMovement;
+  /** True when the movement had been applied by an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+function quantityRefused(message: string): AppError {
+  return new AppError(400, 'bad-request', message, { parameter: 'quantity', field: 'quantity' });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The stock of one tenant's materials or supplies. Every change reads the SKU's one stock document,
+ * computes the document after it (stock-changes.ts) and writes it back only if nobody wrote it in
+ * between (its version); a lost race reads again. The movement goes into the document's journal in
+ * the same write, so the change and its ledger entry are one atomic step, and a request retried
+ * with the same Idempotency-Key finds its movement there (or, once copied, in the ledger) and
+ * answers it instead of moving stock again.
+ */
+export class StockStore {
+  readonly records: StockRecords;
+
+  constructor(
+    private readonly tenantDb: TenantDb,
+    readonly kind: StockKind,
+  ) {
+    this.records = new StockRecords(tenantDb, kind);
+  }
+
+  private get stocks() {
+    return this.tenantDb.collection(materialStock);
+  }
+  private get ledger() {
+    return this.tenantDb.collection(materialMovements);
+  }
+
+  async stockOf(sku: string): Promise<StockDoc | null> {
+    return this.stocks.findOne({ _id: recordId(this.tenantDb.tenantId, sku) });
+  }
+
+  /** A movement id: derived from the Idempotency-Key (same key, same movement), else new. */
+  private movementId(type: StockMovement['type'], sku: string, key?: string): string {
+    if (!key) return newId('mmv');
+    const hash = createHash('sha256').update(`${this.kind}\n${type}\n${sku}\n${key}`).digest('hex').slice(0, 26);
+    return `mmv_${hash}`;
+  }
+
+  private async requireLocation(locationId: string): Promise<void> {
+    try {
+      await new Locations(this.tenantDb).require(locationId);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404)
+        throw new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
+      throw err;
+    }
+  }
+
+  /** Base-unit steps of a quantity sent in `unit`: 400 for an unknown unit or a quantity that rounds to nothing. */
+  private steps(record: StockRecord, facts: StockFacts, quantity: number, unit?: string): number {
+    const minor = quantityInBase(
+      { base: { code: facts.unit, precision: facts.precision }, alternatives: record.alternativeUnits },
+      quantity,
+      unit,
+    );
+    if (minor === null) throw unknownUnit(record, unit!);
+    if (minor <= 0)
+      throw quantityRefused(
+        `quantity must be greater than 0 ${facts.unit} after rounding to ${facts.precision} decimals (got ${quantity} ${unit ?? facts.unit})`,
+      );
+    if (minor > MAX_MINOR) throw quantityRefused(`quantity is larger than can be kept exactly`);
+    return minor;
+  }
+
+  /**
+   * Applies one movement exactly once: `build` turns the document read into the one to write
+   * (or throws a refusal, which writes nothing).
+   */
+  private async apply(
+    sku: string,
+    movementId: string,
+    keyed: boolean,
+    build: (doc: StockDoc, facts: StockFacts, record: StockRecord) => StockDoc,
+  ): Promise<Applied> {
+    const _id = recordId(this.tenantDb.tenantId, sku);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
+      const facts = factsOf(record);
+      const seen = current?.journal.find((m) => m.movementId === movementId);
+      if (seen) return { doc: current!, facts, record, movement: seen, replayed: true };
+      if (keyed && attempt === 0) {
+        const copied = await this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${movementId}` });
+        if (copied)
+          return {
+            doc: current ?? emptyStock(facts, _id, new Date()),
+            facts,
+            record,
+            movement: copied,
+            replayed: true,
+          };
+      }
+      const next = build(
+        current ?? { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId },
+        facts,
+        record,
+      );
+      if (next.journal.length > JOURNAL_MAX) {
+        const out = next.journal.length - FLUSH_BATCH;
+        await this.copyToLedger(next.journal.slice(0, out));
+        next.journal = next.journal.slice(out);
+      }
+      const movement = next.journal[next.journal.length - 1];
+      if (await this.write(current, next)) return { doc: next, facts, record, movement, replayed: false };
+      // lost the race: back off a little (more as contention persists) and read again
+      await sleep(Math.random() * Math.min(50, 2 * (attempt + 1)));
+    }
+    throw new AppError(409, 'conflict', `The stock of ${sku} is changing too fast to apply this; retry`);
+  }
+
+  /** Writes `next` over `current` if it is still at its version; false when someone wrote in between. */
+  private async write(current: StockDoc | null, next: StockDoc): Promise<boolean> {
+    const { _id, tenantId: _t, version: _v, ...fields } = next;
+    if (!current) {
+      try {
+        await this.stocks.insertOne({ ...fields, _id, version: 1 });
+        return true;
+      } catch (err) {
+        if (isDuplicateKeyError(err)) return false;
+        throw err;
+      }
+    }
+    const res = await this.stocks.updateOne(
+      { _id, version: current.version },
+      { $set: { ...fields, version: current.version + 1 } },
+    );
+    return res.matchedCount === 1;
+  }
+
+  /** Copies movements into material_movements; ones already there are left as they are. */
+  private async copyToLedger(movements: StockMovement[]): Promise<void> {
+    if (!movements.length) return;
+    await this.ledger
+      .insertMany(
+        movements.map(({ tenantId: _t, ...m }) => m),
+        { ordered: false },
+      )
+      .catch((err) => {
+        if (!isDuplicateKeyError(err)) throw err;
+      });
+  }
+
+  /** Makes the ledger collection hold every movement of a SKU, the journal's too (before a read or a delete). */
+  async flushLedger(sku: string): Promise<void> {
+    const doc = await this.stockOf(sku);
+    if (doc) await this.copyToLedger(doc.journal);
+  }
+
+  private movementBase(
+    record: StockRecord,
+    facts: StockFacts,
+    movementId: string,
+    a: Actor,
+    type: StockMovement['type'],
+    where: { locationId: string; toLocationId: string | null },
+    minor: number,
+    requested: { quantity: number; unit?: string },
+  ): Omit<StockMovement, 'lots'> {
+    return {
+      _id: `${this.tenantDb.tenantId}:${movementId}`,
+      tenantId: this.tenantDb.tenantId,
+      movementId,
+      sku: record.sku,
+      kind: this.kind,
+      type,
+      ...where,
+      quantityMinor: minor,
+      quantity: fromMinor(minor, facts.precision),
+      unit: facts.unit,
+      requested: { quantity: requested.quantity, unit: requested.unit ?? facts.unit },
+      reason: a.reason ?? null,
+      actor: a.actor,
+      idempotencyKey: a.idempotencyKey ?? null,
+      at: new Date(),
+    };
+  }
+
+  /** Records stock received at a location (the spec's "record or adjust stock"). */
+  async receive(rawSku: string, req: ReceiptRequest): Promise<Applied> {
+    const sku = rawSku.trim().toUpperCase();
+    await this.records.get(sku);
+    await this.requireLocation(req.locationId);
+    const movementId = this.movementId('receipt', sku, req.idempotencyKey);
+    return this.apply(sku, movementId, Boolean(req.idempotencyKey), (doc, facts, record) => {
+      const minor = this.steps(record, facts, req.quantity, req.unit);
+      const now = new Date();
+      const input: ReceiptInput = {
+        locationId: req.locationId,
+        minor,
+        minStock: req.minStock,
+        reorderPoint: req.reorderPoint,
+        ...(req.lot
+          ? {
+              lot: {
+                ...req.lot,
+                expirationDate: req.lot.expirationDate ? new Date(req.lot.expirationDate) : undefined,
+              },
+            }
+          : {}),
+      };
+      const movement = this.movementBase(
+        record,
+        facts,
+        movementId,
+        req,
+        'receipt',
+        { locationId: req.locationId, toLocationId: null },
+        minor,
+        req,
+      );
+      return applyReceipt(doc, facts, input, movement, now);
+    });
+  }
+
+  /** Moves stock between two locations: all of it in one write, or 400 transfer-failed naming the shortfall. */
+  async transfer(req: TransferRequest): Promise<Applied> {
+    const sku = req.sku.trim().toUpperCase();
+    if (req.fromLocationId === req.toLocationId)
+      throw new AppError(400, 'validation-error', 'fromLocationId and toLocationId must differ', {
+        field: 'toLocationId',
+      });
+    await this.records.get(sku);
+    await this.requireLocation(req.fromLocationId);
+    await this.requireLocation(req.toLocationId);
+    const movementId = this.movementId('transfer', sku, req.idempotencyKey);
+    return this.apply(sku, movementId, Boolean(req.idempotencyKey), (doc, facts, record) => {
+      const minor = this.steps(record, facts, req.quantity, req.unit);
+      const where = { locationId: req.fromLocationId, toLocationId: req.toLocationId };
+      const movement = this.movementBase(record, facts, movementId, req, 'transfer', where, minor, req);
+      return applyTransfer(doc, facts, { ...where, fromLocationId: req.fromLocationId, minor }, movement, new Date());
+    });
+  }
+
+  /** Recomputes the current cost after the costing method changed (a write only when there is stock). */
+  async recost(sku: string): Promise<void> {
+    const _id = recordId(this.tenantDb.tenantId, sku);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
+      if (!current) return;
+      if (await this.write(current, recost(current, factsOf(record), new Date()))) return;
+      await sleep(Math.random() * 10);
+    }
+  }
+
+  /** The ledger of a SKU, newest first (0-based pages). */
+  async movements(rawSku: string, q: { page: number; limit: number }) {
+    const record = await this.records.get(rawSku);
+    await this.flushLedger(record.sku);
+    const filter = { sku: record.sku, kind: this.kind };
+    const [docs, total] = await Promise.all([
+      this.ledger.find(filter, { sort: { at: -1, _id: -1 }, skip: q.page * q.limit, limit: q.limit }).toArray(),
+      this.ledger.countDocuments(filter),
+    ]);
+    return { docs: docs as StockMovement[], total };
+  }
+
+  /** Stock documents of this kind that have or had alerts. */
+  async withAlerts(): Promise<StockDoc[]> {
+    return (await this.stocks.find({ kind: this.kind, hasAlerts: true }).toArray()) as StockDoc[];
+  }
+}
