@@ -18,6 +18,9 @@ import type { StockFacts } from './stock-changes';
 export type StockRecord = MaterialDoc | SupplyDoc;
 
 const LABEL: Record<StockKind, string> = { material: 'Material', supply: 'Supply' };
+const PATHS: Record<StockKind, string> = { material: '/products/materials', supply: '/products/supplies' };
+/** SKUs whose record path is a route of its own (`GET /products/materials/alerts`). */
+const RESERVED_SKUS = ['ALERTS'];
 
 export function recordNotFound(kind: StockKind, sku: string): AppError {
   return new AppError(404, 'not-found', `${LABEL[kind]} ${sku} not found`, { field: 'sku' });
@@ -188,6 +191,11 @@ export class StockRecords {
   /** 201 material; 400 duplicate when the SKU is taken by anything in the tenant's SKU space. */
   async create(body: Body): Promise<StockRecord> {
     const sku = (body.sku as string).trim().toUpperCase();
+    if (RESERVED_SKUS.includes(sku))
+      throw invalid(
+        'sku',
+        `${sku} cannot be a ${this.kind} SKU: GET ${PATHS[this.kind]}/${sku.toLowerCase()} is another route`,
+      );
     const now = new Date();
     const record = newRecord(this.kind, body, sku, now);
     const unitProblem = unitErrors(unitsOf(record as StockRecord));

@@ -181,7 +181,9 @@ type Kind =
   | 'csvExportJobs'
   | 'publicationJobs'
   | 's3Keys'
-  | 'refreshTokens';
+  | 'refreshTokens'
+  | 'materialSkus'
+  | 'supplySkus';
 
 /** The kind of a path parameter, by its name and the segment before it. */
 function pathKind(path: string, param: string): Kind | undefined {
@@ -190,6 +192,8 @@ function pathKind(path: string, param: string): Kind | undefined {
     case 'orderId':
       return 'orderIds';
     case 'sku':
+      if (path.startsWith('/products/materials')) return 'materialSkus';
+      if (path.startsWith('/products/supplies')) return 'supplySkus';
       return 'skus';
     case 'locationId':
       return 'locationIds';
@@ -235,6 +239,8 @@ function valueKind(name: string): Kind | undefined {
   if (name === 's3Key') return 's3Keys';
   if (name === 'refreshToken') return 'refreshTokens';
   if (name === 'orderId') return 'orderIds';
+  if (name === 'materialSku') return 'materialSkus';
+  if (name === 'supplySku') return 'supplySkus';
   return undefined;
 }
 
@@ -266,6 +272,8 @@ function kindsFor(op: Operation): Kind[] {
   if (op.path.startsWith('/orders')) kinds.add('orderIds');
   if (op.path.startsWith('/locations')) kinds.add('locationIds');
   if (op.path.startsWith('/channels')) kinds.add('channelIds');
+  if (op.path.startsWith('/products/materials')) kinds.add('materialSkus').add('locationIds');
+  if (op.path.startsWith('/products/supplies')) kinds.add('supplySkus').add('locationIds');
   return [...kinds];
 }
 
@@ -343,6 +351,8 @@ const KIT_OF: Record<Kind, keyof typeof KITS> = {
   publicationJobs: 'publication',
   s3Keys: 'upload',
   refreshTokens: 'token',
+  materialSkus: 'materials',
+  supplySkus: 'materials',
 };
 
 const csvOf = (rows: Record<string, string>[]) => toCsvText(nativeLayout.columns, rows);
@@ -390,6 +400,32 @@ const KITS = {
     remember(t, 'locationIds', ...(system ? [system.id] : []), store.id);
     remember(t, 'zoneCodes', 'A1');
     remember(t, 'postalCodes', '06700');
+  },
+  async materials(t: Tenant) {
+    await seed(t, 'locationIds');
+    const [system, store] = t.known.get('locationIds')!;
+    await call(t, 'POST', '/products/materials', {
+      sku: 'FZ-FLOUR',
+      title: 'Flour',
+      baseUnit: { code: 'kg', name: 'Kilogram', precision: 3 },
+      alternativeUnits: [{ code: 'bag', conversionFactor: 25 }],
+      costingMethod: 'fifo',
+      initialCost: 1.5,
+      lotTrackingEnabled: true,
+      stockAlerts: { minStock: 2, reorderPoint: 5, reorderQuantity: 20 },
+    });
+    await call(t, 'POST', `/products/materials/FZ-FLOUR/stock/${store}`, {
+      quantity: 12.5,
+      lot: { lotNumber: 'L1', costPerUnit: 2 },
+    });
+    await call(t, 'POST', `/products/materials/FZ-FLOUR/stock/${system}`, {
+      quantity: 3,
+      lot: { lotNumber: 'L2', costPerUnit: 2.5 },
+    });
+    await call(t, 'POST', '/products/supplies', { sku: 'FZ-BOX', title: 'Box', supplyCategory: 'packaging' });
+    await call(t, 'POST', `/products/supplies/FZ-BOX/stock/${store}`, { quantity: 40 });
+    remember(t, 'materialSkus', 'FZ-FLOUR');
+    remember(t, 'supplySkus', 'FZ-BOX');
   },
   async stock(t: Tenant) {
     await Promise.all([seed(t, 'skus'), seed(t, 'locationIds')]);
