@@ -2,6 +2,7 @@ import type { Filter, UpdateFilter } from 'mongodb';
 import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
+import { materialStock } from '../materials/collections';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { pageWindow, type PageRequest } from '../paging';
@@ -292,6 +293,19 @@ export class LocationService {
       throw locationErrors.cantDelete(
         `Location ${id} still holds stock of ${skus} SKU${skus === 1 ? '' : 's'} (${holding.map((l) => `${l.sku}: ${l.onHand}`).join(', ')}${skus > holding.length ? ', …' : ''}); transfer or adjust it to zero first`,
         { skusWithStock: skus, examples: holding.map((l) => ({ sku: l.sku, onHand: l.onHand })) },
+      );
+    }
+    const materialHolding = (
+      await this.tenantDb
+        .collection(materialStock)
+        .find({ 'locations.locationId': id }, { projection: { sku: 1, kind: 1, locations: 1 } })
+        .toArray()
+    ).filter((d) => d.locations.some((l) => l.locationId === id && l.quantity > 0));
+    if (materialHolding.length) {
+      const names = materialHolding.slice(0, 5).map((d) => `${d.kind} ${d.sku}`);
+      throw locationErrors.cantDelete(
+        `Location ${id} still holds stock of ${names.join(', ')}${materialHolding.length > 5 ? ', …' : ''}; transfer it elsewhere first`,
+        { materialsWithStock: materialHolding.length, examples: materialHolding.slice(0, 5).map((d) => d.sku) },
       );
     }
     if (!(await this.col.deleteById(id))) throw locationErrors.notFound(`No location ${id}`);

@@ -186,7 +186,7 @@ export const supplies = defineCollection<SupplyDoc>({
 export const materialStock = defineCollection<StockDoc>({
   name: 'material_stock',
   scope: 'tenant',
-  indexes: [{ key: { tenantId: 1, kind: 1, hasAlerts: 1 } }],
+  indexes: [{ key: { tenantId: 1, kind: 1, hasAlerts: 1 } }, { key: { tenantId: 1, 'locations.locationId': 1 } }],
 });
 
 export const materialMovements = defineCollection<StockMovement>({

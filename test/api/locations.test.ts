@@ -550,6 +550,29 @@ describe('DELETE /locations/{id}', () => {
     expect((await A.api.delete(`/locations/${loc.id}`)).status).toBe(200);
   });
 
+  test("a location that holds material stock → 400 bad-request/can't-delete; once moved away it can go", async () => {
+    const loc = await create();
+    const sku = `${P}-FLOUR`;
+    const material = await A.api.post('/products/materials', {
+      sku,
+      title: 'Flour',
+      baseUnit: { code: 'kg', name: 'Kilogram' },
+    });
+    expect(material.status).toBe(201);
+    expect((await A.api.post(`/products/materials/${sku}/stock/${loc.id}`, { quantity: 2.5 })).status).toBe(200);
+    const res = await A.api.delete(`/locations/${loc.id}`);
+    err(res, 400, "bad-request/can't-delete");
+    expect(res.body.message).toContain(sku);
+    const away = {
+      materialSku: sku,
+      fromLocationId: loc.id,
+      toLocationId: systemLocationId(A.tenantId),
+      quantity: 2.5,
+    };
+    expect((await A.api.post('/products/materials/transfer', away)).status).toBe(200);
+    expect((await A.api.delete(`/locations/${loc.id}`)).status).toBe(200);
+  });
+
   test("another tenant's stock at a same-named location id does not block", async () => {
     const loc = await create();
     await deps.db.collection('stock_levels').insertOne({
