@@ -99,13 +99,8 @@ export class StockStore {
   }
 
   private async requireLocation(locationId: string): Promise<void> {
-    try {
-      await new Locations(this.tenantDb).require(locationId);
-    } catch (err) {
-      if (err instanceof AppError && err.status === 404)
-        throw new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
-      throw err;
-    }
+    if (!(await new Locations(this.tenantDb).getRaw(locationId)))
+      throw new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
   }
 
   /** Base-unit steps of a quantity sent in `unit`: 400 for an unknown unit or a quantity that rounds to nothing. */
@@ -133,10 +128,15 @@ export class StockStore {
     movementId: string,
     keyed: boolean,
     build: (doc: StockDoc, facts: StockFacts, record: StockRecord) => StockDoc,
+    /** The record as the caller just read it: the first attempt need not read it again. */
+    known?: StockRecord,
   ): Promise<Applied> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
+      const [record, current] = await Promise.all([
+        attempt === 0 && known ? known : this.records.get(sku),
+        this.stocks.findOne({ _id }),
+      ]);
       const facts = factsOf(record);
       const seen = current?.journal.find((m) => m.movementId === movementId);
       if (seen) return { doc: current!, facts, record, movement: seen, replayed: true };
@@ -239,38 +239,43 @@ export class StockStore {
   /** Records stock received at a location (the spec's "record or adjust stock"). */
   async receive(rawSku: string, req: ReceiptRequest): Promise<Applied> {
     const sku = rawSku.trim().toUpperCase();
-    await this.records.get(sku);
-    await this.requireLocation(req.locationId);
+    const [known] = await Promise.all([this.records.get(sku), this.requireLocation(req.locationId)]);
     const movementId = this.movementId('receipt', sku, req.idempotencyKey);
-    return this.apply(sku, movementId, Boolean(req.idempotencyKey), (doc, facts, record) => {
-      const minor = this.steps(record, facts, req.quantity, req.unit);
-      const now = new Date();
-      const input: ReceiptInput = {
-        locationId: req.locationId,
-        minor,
-        minStock: req.minStock,
-        reorderPoint: req.reorderPoint,
-        ...(req.lot
-          ? {
-              lot: {
-                ...req.lot,
-                expirationDate: req.lot.expirationDate ? new Date(req.lot.expirationDate) : undefined,
-              },
-            }
-          : {}),
-      };
-      const movement = this.movementBase(
-        record,
-        facts,
-        movementId,
-        req,
-        'receipt',
-        { locationId: req.locationId, toLocationId: null },
-        minor,
-        req,
-      );
-      return applyReceipt(doc, facts, input, movement, now);
-    });
+    return this.apply(
+      sku,
+      movementId,
+      Boolean(req.idempotencyKey),
+      (doc, facts, record) => {
+        const minor = this.steps(record, facts, req.quantity, req.unit);
+        const now = new Date();
+        const input: ReceiptInput = {
+          locationId: req.locationId,
+          minor,
+          minStock: req.minStock,
+          reorderPoint: req.reorderPoint,
+          ...(req.lot
+            ? {
+                lot: {
+                  ...req.lot,
+                  expirationDate: req.lot.expirationDate ? new Date(req.lot.expirationDate) : undefined,
+                },
+              }
+            : {}),
+        };
+        const movement = this.movementBase(
+          record,
+          facts,
+          movementId,
+          req,
+          'receipt',
+          { locationId: req.locationId, toLocationId: null },
+          minor,
+          req,
+        );
+        return applyReceipt(doc, facts, input, movement, now);
+      },
+      known,
+    );
   }
 
   /** Moves stock between two locations: all of it in one write, or 400 transfer-failed naming the shortfall. */
@@ -280,16 +285,24 @@ export class StockStore {
       throw new AppError(400, 'validation-error', 'fromLocationId and toLocationId must differ', {
         field: 'toLocationId',
       });
-    await this.records.get(sku);
-    await this.requireLocation(req.fromLocationId);
-    await this.requireLocation(req.toLocationId);
+    const [known] = await Promise.all([
+      this.records.get(sku),
+      this.requireLocation(req.fromLocationId),
+      this.requireLocation(req.toLocationId),
+    ]);
     const movementId = this.movementId('transfer', sku, req.idempotencyKey);
-    return this.apply(sku, movementId, Boolean(req.idempotencyKey), (doc, facts, record) => {
-      const minor = this.steps(record, facts, req.quantity, req.unit);
-      const where = { locationId: req.fromLocationId, toLocationId: req.toLocationId };
-      const movement = this.movementBase(record, facts, movementId, req, 'transfer', where, minor, req);
-      return applyTransfer(doc, facts, { ...where, fromLocationId: req.fromLocationId, minor }, movement, new Date());
-    });
+    return this.apply(
+      sku,
+      movementId,
+      Boolean(req.idempotencyKey),
+      (doc, facts, record) => {
+        const minor = this.steps(record, facts, req.quantity, req.unit);
+        const where = { locationId: req.fromLocationId, toLocationId: req.toLocationId };
+        const movement = this.movementBase(record, facts, movementId, req, 'transfer', where, minor, req);
+        return applyTransfer(doc, facts, { ...where, fromLocationId: req.fromLocationId, minor }, movement, new Date());
+      },
+      known,
+    );
   }
 
   /** Recomputes the current cost after the costing method changed (a write only when there is stock). */
