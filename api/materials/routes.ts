@@ -27,8 +27,8 @@ const scopes = {
   transfer: { scopes: ['inventory:transfer' as const] },
 };
 
-/** A receipt's quantity refused: the spec's 400 bad-request naming the parameter; anything else a validation-error. */
-function receiptRefusal(failures: InputFailure[]): AppError {
+/** A quantity refused: the spec's 400 bad-request naming the parameter; anything else a validation-error. */
+function quantityRefusal(failures: InputFailure[]): AppError {
   const fieldErrors = failures.map(({ field, message }) => ({ field, message }));
   if (failures.some((f) => f.field === 'quantity'))
     return new AppError(400, 'bad-request', 'quantity is required and must be a number greater than 0', {
@@ -103,11 +103,12 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
       tags,
       auth: scopes.transfer,
       body: transferSchema(kind),
+      invalid: { render: quantityRefusal },
       responses: {
         200: { description: '`{success, message, movementId, replayed, quantity, unit, lots[]}`' },
         400: {
           description:
-            'transfer-failed: not enough available stock at the origin (named in details); validation-error: bad input, an unknown unit, the same location twice',
+            "transfer-failed: not enough available stock at the origin (named in details); bad-request with parameter 'quantity'; validation-error: other bad input, an unknown unit, the same location twice",
         },
         404: { description: `not-found: no such ${n.one} or location` },
       },
@@ -260,7 +261,7 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
       auth: scopes.receive,
       params: locParams,
       body: receiptSchema(kind),
-      invalid: { render: receiptRefusal },
+      invalid: { render: quantityRefusal },
       responses: {
         200: { description: 'the inventory record of the location after the receipt' },
         400: {

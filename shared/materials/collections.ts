@@ -159,6 +159,8 @@ export interface StockDoc {
   alerts: StockAlert[];
   hasAlerts: boolean;
   journal: StockMovement[];
+  /** The record was deleted: this is a tombstone (no stock), kept so its version guards racing writes. */
+  retired?: boolean;
   version: number;
   updatedAt: Date;
 }

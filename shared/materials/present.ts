@@ -130,7 +130,8 @@ export function presentTotal(doc: StockDoc | null, record: StockRecord, now = ne
       available: q(availableMinor(l, now)),
     })),
   };
-  if (facts.kind === 'supply' || !doc) return total;
+  if (facts.kind === 'supply') return total;
+  if (!doc) return { ...total, totalValue: 0, currency: facts.currency };
   const values = locations.map((l) => valuationOf(doc, l, facts, now).totalValue);
   return { ...total, totalValue: Math.round(values.reduce((s, v) => s + v, 0) * 100) / 100, currency: facts.currency };
 }

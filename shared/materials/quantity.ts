@@ -8,8 +8,11 @@
 
 /** Costs per base unit are kept to this many decimals (micro-units of the currency). */
 export const COST_DECIMALS = 6;
-/** The largest stored count: beyond it a JavaScript number is no longer an exact integer. */
-export const MAX_MINOR = Number.MAX_SAFE_INTEGER;
+/**
+ * The largest stored count: 15 digits, so that every count below it is an exact integer and
+ * shows back as the same decimal at any precision (at 16 digits a count over 10^6 loses its last digit).
+ */
+export const MAX_MINOR = 999_999_999_999_999;
 
 interface Decimal {
   digits: bigint;

@@ -286,10 +286,10 @@ export class StockRecords {
   }
 
   /**
-   * Deletes a record that has no stock and that no bill of materials or modifier uses (400 naming
-   * which). Its empty stock document goes with it; the ledger stays.
+   * Deletes a record that no bill of materials or modifier uses (400 naming which) and, through
+   * `retireStock`, that has no stock (it refuses otherwise). The ledger stays.
    */
-  async delete(rawSku: string, flushLedger: (sku: string) => Promise<void>): Promise<void> {
+  async delete(rawSku: string, retireStock: (sku: string) => Promise<void>): Promise<void> {
     const current = await this.get(rawSku);
     const sku = current.sku;
     const users = await this.usedBy(sku);
@@ -305,33 +305,7 @@ export class StockRecords {
         },
       );
     }
-    const stocks = this.tenantDb.collection(materialStock);
-    const stock = await stocks.findOne({ _id: current._id });
-    const held = stock?.locations.filter((l) => l.quantity > 0) ?? [];
-    if (held.length) {
-      const where = held
-        .map((l) => `${l.quantity / 10 ** stock!.precision} ${stock!.unit} at ${l.locationId}`)
-        .join(', ');
-      throw new AppError(
-        400,
-        'validation-error',
-        `${LABEL[this.kind]} ${sku} has stock (${where}): move or consume it first`,
-        {
-          field: 'sku',
-          details: { reason: 'has-stock', locations: held.map((l) => l.locationId) },
-        },
-      );
-    }
-    if (stock) {
-      await flushLedger(sku);
-      const gone = await stocks.findOneAndDelete({ _id: stock._id, version: stock.version } as never);
-      if (!gone)
-        throw new AppError(
-          409,
-          'conflict',
-          `The stock of ${sku} changed while it was being deleted; read it and retry`,
-        );
-    }
+    await retireStock(sku);
     await this.col().deleteOne({ _id: current._id } as never);
     await new Catalog(this.tenantDb).releaseFor(current._id, [sku]);
   }

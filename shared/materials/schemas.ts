@@ -28,7 +28,8 @@ const list = (items: JsonSchema, maxItems: number, extra: JsonSchema = {}): Json
 });
 const currency: JsonSchema = { type: 'string', enum: CURRENCIES, description: 'ISO 4217 code' };
 const amount: JsonSchema = { type: 'number', minimum: 0, maximum: 1e12 };
-const unitCode = text(20);
+/** A unit code: no space at either end (` kg` would be a second unit beside `kg`). */
+const unitCode: JsonSchema = { type: 'string', minLength: 1, maxLength: 20, pattern: '^\\S(.*\\S)?$' };
 
 const title: JsonSchema = {
   description: 'a text, or `{value}` as records show it',
@@ -212,7 +213,13 @@ export const listQuerySchema: JsonSchema = {
     limit: LIMIT_PARAM,
     category: { type: 'string', minLength: 1, maxLength: 100 },
     status: { type: 'string', enum: [...RECORD_STATUSES] },
-    term: { type: 'string', minLength: 1, maxLength: 200, description: 'part of the SKU or the title, any case' },
+    term: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      pattern: '\\S',
+      description: 'part of the SKU or the title, any case',
+    },
   },
 };
 

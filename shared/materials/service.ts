@@ -56,7 +56,7 @@ export class StockService {
 
   async delete(sku: string) {
     const record = await this.records.get(sku);
-    await this.records.delete(record.sku, (s) => this.store.flushLedger(s));
+    await this.records.delete(record.sku, (s) => this.store.retire(s));
     return { success: true, message: `${LABEL[this.kind]} ${record.sku} deleted` };
   }
 
@@ -77,12 +77,12 @@ export class StockService {
   }
 
   async receive(sku: string, req: ReceiptRequest) {
-    const { doc, record } = await this.store.receive(sku, req);
-    return presentLocation(
-      doc,
-      doc.locations.find((l) => l.locationId === req.locationId)!,
-      record,
-    );
+    const { doc, record, movement } = await this.store.receive(sku, req);
+    // a replay answers where the first request received (its key may come back with another location)
+    const loc = doc.locations.find((l) => l.locationId === movement.locationId);
+    if (!loc)
+      throw new AppError(404, 'not-found', `No stock record of ${record.sku} at location ${movement.locationId}`);
+    return presentLocation(doc, loc, record);
   }
 
   async transfer(req: TransferRequest) {

@@ -168,12 +168,23 @@ function receivedLot(
     throw new AppError(400, 'validation-error', `${facts.sku} is lot-tracked: a receipt needs lot.lotNumber`, {
       field: 'lot.lotNumber',
     });
+  // more of a lot already known takes the terms it has, unless the receipt sends its own
+  const known = lot.lotNumber
+    ? doc.locations.flatMap((l) => l.lots).find((l) => l.lotNumber === lot.lotNumber)
+    : undefined;
   const shelfLife = facts.expiration?.expires ? facts.expiration.shelfLifeDays : undefined;
   const terms = {
-    costPerUnit: roundCost(lot.costPerUnit ?? doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0),
+    costPerUnit: roundCost(
+      lot.costPerUnit ?? known?.costPerUnit ?? doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0,
+    ),
     currency,
     expirationDate:
-      lot.expirationDate ?? (shelfLife !== undefined ? new Date(now.getTime() + shelfLife * 86_400_000) : null),
+      lot.expirationDate ??
+      (known
+        ? known.expirationDate
+        : shelfLife !== undefined
+          ? new Date(now.getTime() + shelfLife * 86_400_000)
+          : null),
   };
   if (lot.lotNumber) {
     const clash = doc.locations
@@ -239,7 +250,7 @@ export function applyReceipt(
     );
   }
   next.journal.push({ ...movement, lots });
-  evaluateAlerts(next, facts, [input.locationId], now);
+  evaluateAlerts(next, facts, [input.locationId], movement.movementId, now);
   next.updatedAt = now;
   return next;
 }
@@ -279,6 +290,7 @@ export function applyTransfer(
     to = newLocation(input.toLocationId, facts, now);
     next.locations.push(to);
   }
+  if (to.quantity + input.minor > MAX_MINOR) throw tooLarge(facts.sku);
   from.quantity -= input.minor;
   to.quantity += input.minor;
   from.updatedAt = to.updatedAt = now;
@@ -298,7 +310,7 @@ export function applyTransfer(
     from.lots = pruneDepleted(from.lots);
   }
   next.journal.push({ ...movement, lots });
-  evaluateAlerts(next, facts, [input.fromLocationId, input.toLocationId], now);
+  evaluateAlerts(next, facts, [input.fromLocationId, input.toLocationId], movement.movementId, now);
   next.updatedAt = now;
   return next;
 }
@@ -389,7 +401,14 @@ export function valuationOf(doc: StockDoc, loc: LocationStock, facts: StockFacts
  * and has none open; closes the open one of a location that recovered. Once per crossing, never
  * once per movement, because the open alert is part of the document this change is written to.
  */
-export function evaluateAlerts(doc: StockDoc, facts: StockFacts, locationIds: string[], now: Date): void {
+export function evaluateAlerts(
+  doc: StockDoc,
+  facts: StockFacts,
+  locationIds: string[],
+  /** The movement that made the change: an alert it opens is named after it (unique, and the same on a replay). */
+  movementId: string,
+  now: Date,
+): void {
   for (const locationId of new Set(locationIds)) {
     const loc = locationOf(doc, locationId);
     if (!loc) continue;
@@ -398,7 +417,7 @@ export function evaluateAlerts(doc: StockDoc, facts: StockFacts, locationIds: st
     const low = facts.stockAlerts.alertEnabled && available <= loc.reorderPoint;
     if (low && !open) {
       doc.alerts.push({
-        id: `${facts.sku}:${locationId}:${now.getTime().toString(36)}`,
+        id: `alr_${movementId.replace(/^mmv_/, '')}_${locationId}`,
         sku: facts.sku,
         kind: facts.kind,
         locationId,

@@ -87,8 +87,10 @@ export class StockStore {
     return this.tenantDb.collection(materialMovements);
   }
 
+  /** The stock document of a SKU; null when it has none (or only the tombstone of a deleted record). */
   async stockOf(sku: string): Promise<StockDoc | null> {
-    return this.stocks.findOne({ _id: recordId(this.tenantDb.tenantId, sku) });
+    const doc = await this.stocks.findOne({ _id: recordId(this.tenantDb.tenantId, sku) });
+    return doc && !doc.retired ? doc : null;
   }
 
   /** A movement id: derived from the Idempotency-Key (same key, same movement), else new. */
@@ -138,24 +140,17 @@ export class StockStore {
         this.stocks.findOne({ _id }),
       ]);
       const facts = factsOf(record);
-      const seen = current?.journal.find((m) => m.movementId === movementId);
-      if (seen) return { doc: current!, facts, record, movement: seen, replayed: true };
-      if (keyed && attempt === 0) {
+      // a deleted record's tombstone is no stock, but its version still guards the write
+      const live = current && !current.retired ? current : null;
+      const empty = { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
+      const seen = live?.journal.find((m) => m.movementId === movementId);
+      if (seen) return { doc: live!, facts, record, movement: seen, replayed: true };
+      // a keyed movement may have left the journal for the ledger since the last attempt read it
+      if (keyed) {
         const copied = await this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${movementId}` });
-        if (copied)
-          return {
-            doc: current ?? emptyStock(facts, _id, new Date()),
-            facts,
-            record,
-            movement: copied,
-            replayed: true,
-          };
+        if (copied) return { doc: live ?? empty, facts, record, movement: copied, replayed: true };
       }
-      const next = build(
-        current ?? { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId },
-        facts,
-        record,
-      );
+      const next = build(live ?? empty, facts, record);
       if (next.journal.length > JOURNAL_MAX) {
         const out = next.journal.length - FLUSH_BATCH;
         await this.copyToLedger(next.journal.slice(0, out));
@@ -171,7 +166,8 @@ export class StockStore {
 
   /** Writes `next` over `current` if it is still at its version; false when someone wrote in between. */
   private async write(current: StockDoc | null, next: StockDoc): Promise<boolean> {
-    const { _id, tenantId: _t, version: _v, ...fields } = next;
+    const { _id, tenantId: _t, version: _v, ...rest } = next;
+    const fields = { ...rest, retired: next.retired === true }; // a first receipt after a re-create revives a tombstone
     if (!current) {
       try {
         await this.stocks.insertOne({ ...fields, _id, version: 1 });
@@ -305,12 +301,58 @@ export class StockStore {
     );
   }
 
+  /**
+   * Ends the stock of a record being deleted: 400 when any location holds some; otherwise its
+   * journal goes to the ledger and the document becomes a tombstone, written over its version (or
+   * inserted), so that a receipt racing the delete loses its write and, reading again, finds no record.
+   */
+  async retire(sku: string): Promise<void> {
+    const _id = recordId(this.tenantDb.tenantId, sku);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await this.stocks.findOne({ _id });
+      if (current?.retired) return;
+      const held = current?.locations.filter((l) => l.quantity > 0) ?? [];
+      if (held.length) {
+        const where = held.map(
+          (l) => `${fromMinor(l.quantity, current!.precision)} ${current!.unit} at ${l.locationId}`,
+        );
+        throw new AppError(
+          400,
+          'validation-error',
+          `${this.kind === 'material' ? 'Material' : 'Supply'} ${sku} has stock (${where.join(', ')}): move or consume it first`,
+          { field: 'sku', details: { reason: 'has-stock', locations: held.map((l) => l.locationId) } },
+        );
+      }
+      if (current) await this.copyToLedger(current.journal);
+      const tombstone: StockDoc = {
+        ...(current ?? {
+          _id,
+          tenantId: this.tenantDb.tenantId,
+          sku,
+          kind: this.kind,
+          unit: '',
+          precision: 0,
+          version: 0,
+        }),
+        locations: [],
+        costing: null,
+        alerts: [],
+        hasAlerts: false,
+        journal: [],
+        retired: true,
+        updatedAt: new Date(),
+      };
+      if (await this.write(current, tombstone)) return;
+    }
+    throw new AppError(409, 'conflict', `The stock of ${sku} keeps changing while it is being deleted; retry`);
+  }
+
   /** Recomputes the current cost after the costing method changed (a write only when there is stock). */
   async recost(sku: string): Promise<void> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
-      if (!current) return;
+      if (!current || current.retired) return;
       if (await this.write(current, recost(current, factsOf(record), new Date()))) return;
       await sleep(Math.random() * 10);
     }
@@ -320,7 +362,8 @@ export class StockStore {
   async movements(rawSku: string, q: { page: number; limit: number }) {
     const record = await this.records.get(rawSku);
     await this.flushLedger(record.sku);
-    const filter = { sku: record.sku, kind: this.kind };
+    // a SKU deleted and created again starts a new ledger: movements of the old record stay stored, not listed
+    const filter = { sku: record.sku, kind: this.kind, at: { $gte: record.createdAt } };
     const [docs, total] = await Promise.all([
       this.ledger.find(filter, { sort: { at: -1, _id: -1 }, skip: q.page * q.limit, limit: q.limit }).toArray(),
       this.ledger.countDocuments(filter),
@@ -330,6 +373,7 @@ export class StockStore {
 
   /** Stock documents of this kind that have or had alerts. */
   async withAlerts(): Promise<StockDoc[]> {
-    return (await this.stocks.find({ kind: this.kind, hasAlerts: true }).toArray()) as StockDoc[];
+    const docs = await this.stocks.find({ kind: this.kind, hasAlerts: true }, { projection: { alerts: 1 } }).toArray();
+    return docs as Pick<StockDoc, 'alerts'>[] as StockDoc[];
   }
 }

@@ -297,7 +297,8 @@ export class Catalog {
             throw err;
           }
           const holder = await this.skuHolder(sku);
-          if (holder?.productId === productId) break; // ours already (a retried write)
+          // ours already (a retried write); a material and a supply of one SKU share an owner id, not a kind
+          if (holder?.productId === productId && sameHolder(holder.kind, kind)) break;
           if (holder && attempt === 0 && (await this.isOrphan(holder))) {
             await this.skus.deleteOne({ sku, productId: holder.productId });
             continue;
@@ -325,6 +326,12 @@ export class Catalog {
   private async release(productId: string, skus: string[]): Promise<void> {
     if (skus.length) await this.skus.deleteMany({ productId, sku: { $in: skus } });
   }
+}
+
+/** Whether a claim of `held` kind is one a writer of `wanted` kind may find as its own (a product's SKU may have been a variant's). */
+function sameHolder(held: SkuKind, wanted: SkuKind): boolean {
+  const catalog = (k: SkuKind) => k === 'product' || k === 'variant';
+  return held === wanted || (catalog(held) && catalog(wanted));
 }
 
 const HOLDER_NAMES: Record<SkuKind, string> = {
