@@ -109,13 +109,12 @@ export interface LocationStock {
   updatedAt: Date;
 }
 
+/** One receipt's cost (in the material's currency, per base unit). */
 export interface CostPoint {
   cost: number;
-  currency: string;
   date: Date;
-  /** Base units received at that cost (0 for the initial cost). */
+  /** Base units received at that cost. */
   quantity: number;
-  movementId?: string;
 }
 
 /** One entry of the ledger: who moved how much of what, where, when and why. */
@@ -158,7 +157,7 @@ export interface StockDoc {
   costing: { currentCost: number; calculatedAt: Date; lastPurchaseCost: number | null; history: CostPoint[] } | null;
   alerts: StockAlert[];
   hasAlerts: boolean;
-  journal: StockMovement[];
+  journal: JournalEntry[];
   /** The record was deleted: this is a tombstone (no stock), kept so its version guards racing writes. */
   retired?: boolean;
   version: number;
@@ -196,6 +195,9 @@ export const materialMovements = defineCollection<StockMovement>({
   scope: 'tenant',
   indexes: [{ key: { tenantId: 1, sku: 1, at: -1 } }],
 });
+
+/** A movement as the stock document's journal holds it (the ledger adds its `_id` and tenant). */
+export type JournalEntry = Omit<StockMovement, '_id' | 'tenantId'>;
 
 export function recordId(tenantId: string, sku: string): string {
   return `${tenantId}:${sku.toUpperCase()}`;

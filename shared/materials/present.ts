@@ -1,4 +1,4 @@
-import type { LocationStock, StockAlert, StockDoc, StockMovement } from './collections';
+import type { JournalEntry, LocationStock, StockAlert, StockDoc } from './collections';
 import { fromMinor } from './quantity';
 import { factsOf, isMaterial, type StockRecord } from './records';
 import { availableMinor, lotStatus, valuationOf, type StockFacts } from './stock-changes';
@@ -56,7 +56,7 @@ export function presentRecord(doc: StockRecord, stock: StockDoc | null) {
       },
       costHistory: [
         { cost: doc.costing.initialCost, currency: doc.currency, date: doc.createdAt, quantity: 0 },
-        ...history.map((h) => ({ cost: h.cost, currency: h.currency, date: h.date, quantity: h.quantity })),
+        ...history.map((h) => ({ cost: h.cost, currency: doc.currency, date: h.date, quantity: h.quantity })),
       ],
     },
     expiration: doc.expiration,
@@ -154,7 +154,7 @@ export function presentAlert(a: StockAlert) {
   };
 }
 
-export function presentMovement(m: StockMovement) {
+export function presentMovement(m: JournalEntry) {
   return {
     movementId: m.movementId,
     sku: m.sku,

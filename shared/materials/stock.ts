@@ -10,16 +10,19 @@ import {
   recordId,
   type StockDoc,
   type StockKind,
+  type JournalEntry,
   type StockMovement,
 } from './collections';
 import { fromMinor, MAX_MINOR, quantityInBase } from './quantity';
 import { factsOf, StockRecords, unknownUnit, type StockRecord } from './records';
 import { applyReceipt, applyTransfer, emptyStock, recost, type ReceiptInput, type StockFacts } from './stock-changes';
 
-/** The journal (head of the ledger) is copied to material_movements in batches of this many… */
-const FLUSH_BATCH = 16;
-/** …once it holds this many, so a movement costs one write and, now and then, a share of one insert. */
-const JOURNAL_MAX = 32;
+/**
+ * The journal (head of the ledger) moves to material_movements, all of it in one insert, when it
+ * holds this many: a movement costs its one write and a quarter of a small insert, and the
+ * document stays light (every write rewrites all of it).
+ */
+const JOURNAL_MAX = 4;
 /** Writers of one document retry a lost race this many times before answering 409. */
 const MAX_ATTEMPTS = 200;
 
@@ -51,7 +54,7 @@ export interface Applied {
   doc: StockDoc;
   facts: StockFacts;
   record: StockRecord;
-  movement: StockMovement;
+  movement: JournalEntry;
   /** True when the movement had been applied by an earlier request with the same Idempotency-Key. */
   replayed: boolean;
 }
@@ -61,6 +64,22 @@ function quantityRefused(message: string): AppError {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The last task queued per key in this process. */
+const turns = new Map<string, Promise<unknown>>();
+
+/** Runs `task` after every task queued before it under `key` has settled. */
+async function inTurn<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const before = turns.get(key) ?? Promise.resolve();
+  const mine = before.then(task, task);
+  const settled = mine.catch(() => undefined);
+  turns.set(key, settled);
+  try {
+    return await mine;
+  } finally {
+    if (turns.get(key) === settled) turns.delete(key);
+  }
+}
 
 /**
  * The stock of one tenant's materials or supplies. Every change reads the SKU's one stock document,
@@ -130,38 +149,44 @@ export class StockStore {
     movementId: string,
     keyed: boolean,
     build: (doc: StockDoc, facts: StockFacts, record: StockRecord) => StockDoc,
-    /** The record as the caller just read it: the first attempt need not read it again. */
-    known?: StockRecord,
+    /** Locations the movement names: each must exist, unless the SKU holds stock there (then it does). */
+    locationIds: string[],
   ): Promise<Applied> {
     const _id = recordId(this.tenantDb.tenantId, sku);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [record, current] = await Promise.all([
-        attempt === 0 && known ? known : this.records.get(sku),
-        this.stocks.findOne({ _id }),
-      ]);
-      const facts = factsOf(record);
-      // a deleted record's tombstone is no stock, but its version still guards the write
-      const live = current && !current.retired ? current : null;
-      const empty = { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
-      const seen = live?.journal.find((m) => m.movementId === movementId);
-      if (seen) return { doc: live!, facts, record, movement: seen, replayed: true };
-      // a keyed movement may have left the journal for the ledger since the last attempt read it
-      if (keyed) {
-        const copied = await this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${movementId}` });
-        if (copied) return { doc: live ?? empty, facts, record, movement: copied, replayed: true };
+    const ledgerId = `${this.tenantDb.tenantId}:${movementId}`;
+    // writers of one SKU in this process take turns: they would only make each other's writes miss
+    return inTurn(_id, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        // one round of reads: the record, the stock, where a keyed movement may already be, the checks
+        const [record, current, copied] = await Promise.all([
+          this.records.get(sku),
+          this.stocks.findOne({ _id }),
+          keyed ? this.ledger.findOne({ _id: ledgerId }) : null,
+        ]);
+        const facts = factsOf(record);
+        // a deleted record's tombstone is no stock, but its version still guards the write
+        const live = current && !current.retired ? current : null;
+        // a location cannot be deleted while it holds stock: only the others need a read
+        if (attempt === 0) {
+          const holding = new Set(live?.locations.filter((l) => l.quantity > 0).map((l) => l.locationId));
+          await Promise.all(locationIds.filter((id) => !holding.has(id)).map((id) => this.requireLocation(id)));
+        }
+        const empty = { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
+        const seen = live?.journal.find((m) => m.movementId === movementId) ?? copied;
+        if (seen) return { doc: live ?? empty, facts, record, movement: seen, replayed: true };
+        const next = build(live ?? empty, facts, record);
+        if (next.journal.length > JOURNAL_MAX) {
+          // into the ledger before they leave the journal: a movement is always in one or the other
+          await this.copyToLedger(next.journal.slice(0, -1));
+          next.journal = next.journal.slice(-1);
+        }
+        const movement = next.journal[next.journal.length - 1];
+        if (await this.write(current, next)) return { doc: next, facts, record, movement, replayed: false };
+        // lost a race with another process: back off a little (more as contention persists) and read again
+        await sleep(Math.random() * Math.min(50, 2 * (attempt + 1)));
       }
-      const next = build(live ?? empty, facts, record);
-      if (next.journal.length > JOURNAL_MAX) {
-        const out = next.journal.length - FLUSH_BATCH;
-        await this.copyToLedger(next.journal.slice(0, out));
-        next.journal = next.journal.slice(out);
-      }
-      const movement = next.journal[next.journal.length - 1];
-      if (await this.write(current, next)) return { doc: next, facts, record, movement, replayed: false };
-      // lost the race: back off a little (more as contention persists) and read again
-      await sleep(Math.random() * Math.min(50, 2 * (attempt + 1)));
-    }
-    throw new AppError(409, 'conflict', `The stock of ${sku} is changing too fast to apply this; retry`);
+      throw new AppError(409, 'conflict', `The stock of ${sku} is changing too fast to apply this; retry`);
+    });
   }
 
   /** Writes `next` over `current` if it is still at its version; false when someone wrote in between. */
@@ -184,12 +209,12 @@ export class StockStore {
     return res.matchedCount === 1;
   }
 
-  /** Copies movements into material_movements; ones already there are left as they are. */
-  private async copyToLedger(movements: StockMovement[]): Promise<void> {
-    if (!movements.length) return;
+  /** Copies journal entries into material_movements; ones already there are left as they are. */
+  private async copyToLedger(entries: JournalEntry[]): Promise<void> {
+    if (!entries.length) return;
     await this.ledger
       .insertMany(
-        movements.map(({ tenantId: _t, ...m }) => m),
+        entries.map((m) => ({ ...m, _id: `${this.tenantDb.tenantId}:${m.movementId}` })),
         { ordered: false },
       )
       .catch((err) => {
@@ -212,10 +237,8 @@ export class StockStore {
     where: { locationId: string; toLocationId: string | null },
     minor: number,
     requested: { quantity: number; unit?: string },
-  ): Omit<StockMovement, 'lots'> {
+  ): Omit<JournalEntry, 'lots'> {
     return {
-      _id: `${this.tenantDb.tenantId}:${movementId}`,
-      tenantId: this.tenantDb.tenantId,
       movementId,
       sku: record.sku,
       kind: this.kind,
@@ -235,7 +258,6 @@ export class StockStore {
   /** Records stock received at a location (the spec's "record or adjust stock"). */
   async receive(rawSku: string, req: ReceiptRequest): Promise<Applied> {
     const sku = rawSku.trim().toUpperCase();
-    const [known] = await Promise.all([this.records.get(sku), this.requireLocation(req.locationId)]);
     const movementId = this.movementId('receipt', sku, req.idempotencyKey);
     return this.apply(
       sku,
@@ -270,7 +292,7 @@ export class StockStore {
         );
         return applyReceipt(doc, facts, input, movement, now);
       },
-      known,
+      [req.locationId],
     );
   }
 
@@ -281,11 +303,6 @@ export class StockStore {
       throw new AppError(400, 'validation-error', 'fromLocationId and toLocationId must differ', {
         field: 'toLocationId',
       });
-    const [known] = await Promise.all([
-      this.records.get(sku),
-      this.requireLocation(req.fromLocationId),
-      this.requireLocation(req.toLocationId),
-    ]);
     const movementId = this.movementId('transfer', sku, req.idempotencyKey);
     return this.apply(
       sku,
@@ -297,7 +314,7 @@ export class StockStore {
         const movement = this.movementBase(record, facts, movementId, req, 'transfer', where, minor, req);
         return applyTransfer(doc, facts, { ...where, fromLocationId: req.fromLocationId, minor }, movement, new Date());
       },
-      known,
+      [req.fromLocationId, req.toLocationId],
     );
   }
 
