@@ -160,6 +160,8 @@ export interface StockDoc {
   journal: JournalEntry[];
   /** The record was deleted: this is a tombstone (no stock), kept so its version guards racing writes. */
   retired?: boolean;
+  /** Some journal entries have moved to the ledger: a retried movement not in the journal may be there. */
+  flushed?: boolean;
   version: number;
   updatedAt: Date;
 }

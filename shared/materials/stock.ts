@@ -119,6 +119,12 @@ export class StockStore {
     return `mmv_${hash}`;
   }
 
+  /** Each location must exist; one where the SKU holds stock does (a location holding stock cannot be deleted). */
+  private async requireLocations(ids: string[], stock: StockDoc | null): Promise<void> {
+    const holding = new Set(stock?.locations.filter((l) => l.quantity > 0).map((l) => l.locationId));
+    await Promise.all(ids.filter((id) => !holding.has(id)).map((id) => this.requireLocation(id)));
+  }
+
   private async requireLocation(locationId: string): Promise<void> {
     if (!(await new Locations(this.tenantDb).getRaw(locationId)))
       throw new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
@@ -157,28 +163,27 @@ export class StockStore {
     // writers of one SKU in this process take turns: they would only make each other's writes miss
     return inTurn(_id, async () => {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        // one round of reads: the record, the stock, where a keyed movement may already be, the checks
-        const [record, current, copied] = await Promise.all([
-          this.records.get(sku),
-          this.stocks.findOne({ _id }),
-          keyed ? this.ledger.findOne({ _id: ledgerId }) : null,
-        ]);
+        const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
         const facts = factsOf(record);
         // a deleted record's tombstone is no stock, but its version still guards the write
         const live = current && !current.retired ? current : null;
-        // a location cannot be deleted while it holds stock: only the others need a read
-        if (attempt === 0) {
-          const holding = new Set(live?.locations.filter((l) => l.quantity > 0).map((l) => l.locationId));
-          await Promise.all(locationIds.filter((id) => !holding.has(id)).map((id) => this.requireLocation(id)));
-        }
+        const journaled = live?.journal.find((m) => m.movementId === movementId);
+        // Not in the journal read: applied earlier only if moved to the ledger before that read (entries
+        // go to the ledger before the write that drops them), so the ledger is read after the stock, and
+        // only for a document that has ever moved its journal.
+        const [copied] = await Promise.all([
+          keyed && !journaled && current?.flushed ? this.ledger.findOne({ _id: ledgerId }) : null,
+          attempt === 0 ? this.requireLocations(locationIds, live) : null,
+        ]);
         const empty = { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
-        const seen = live?.journal.find((m) => m.movementId === movementId) ?? copied;
+        const seen = journaled ?? copied;
         if (seen) return { doc: live ?? empty, facts, record, movement: seen, replayed: true };
         const next = build(live ?? empty, facts, record);
         if (next.journal.length > JOURNAL_MAX) {
           // into the ledger before they leave the journal: a movement is always in one or the other
           await this.copyToLedger(next.journal.slice(0, -1));
           next.journal = next.journal.slice(-1);
+          next.flushed = true;
         }
         const movement = next.journal[next.journal.length - 1];
         if (await this.write(current, next)) return { doc: next, facts, record, movement, replayed: false };
@@ -192,7 +197,11 @@ export class StockStore {
   /** Writes `next` over `current` if it is still at its version; false when someone wrote in between. */
   private async write(current: StockDoc | null, next: StockDoc): Promise<boolean> {
     const { _id, tenantId: _t, version: _v, ...rest } = next;
-    const fields = { ...rest, retired: next.retired === true }; // a first receipt after a re-create revives a tombstone
+    const fields = {
+      ...rest,
+      retired: next.retired === true, // a first receipt after a re-create revives a tombstone
+      flushed: next.flushed === true || current?.flushed === true, // once in the ledger, always looked for there
+    };
     if (!current) {
       try {
         await this.stocks.insertOne({ ...fields, _id, version: 1 });
@@ -357,6 +366,7 @@ export class StockStore {
         hasAlerts: false,
         journal: [],
         retired: true,
+        flushed: true,
         updatedAt: new Date(),
       };
       if (await this.write(current, tombstone)) return;
