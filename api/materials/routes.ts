@@ -57,7 +57,7 @@ const RECORD_NOTES: Record<StockKind, string> = {
     'A catalog product of productType `material` is a catalog entry (something listed or sold), not this record: only these records have units, lots, costing and stock here. ' +
     'Quantities are in `baseUnit` (precision ≤ 6 decimals, balances kept exactly) or in an alternative unit (`conversionFactor` base units each). ' +
     "costing.method (from costingMethod, default average): fifo — currentCost is the oldest live lot's cost; lifo — the newest's; average — the weighted average of every live lot; last_purchase — the latest receipt's. " +
-    'currentCost is recomputed on every receipt and costHistory appended (the first entry is initialCost).',
+    'currentCost is recomputed on every receipt and costHistory appended (the first entry is initialCost, then the latest 10 receipts; every receipt is in the ledger at GET …/{sku}/movements).',
   supply:
     'A supply is stock used in operations (packaging, labels, cleaning), without lots or costing, counted in consumptionUnit (unitPrecision decimals, default 3). ' +
     "Its SKU shares the tenant's one SKU space with products, variants and materials.",
