@@ -213,6 +213,11 @@ export class TenantDb {
     if (!tenantId) throw new Error('TenantDb needs a tenantId');
   }
 
+  /** The database's name: what tells two TenantDbs of one tenant apart (tests use several databases). */
+  get databaseName(): string {
+    return this.db.databaseName;
+  }
+
   collection<T extends TenantDoc>(def: CollectionDef<T>): TenantCollection<T> {
     if (def.scope !== 'tenant') throw new Error(`${def.name} is not a tenant-scoped collection`);
     return new TenantCollection<T>(this.db.collection<T>(def.name), this.tenantId);

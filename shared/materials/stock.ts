@@ -16,6 +16,7 @@ import {
 import { fromMinor, MAX_MINOR, quantityInBase } from './quantity';
 import { factsOf, StockRecords, unknownUnit, type StockRecord } from './records';
 import { applyReceipt, applyTransfer, emptyStock, recost, type ReceiptInput, type StockFacts } from './stock-changes';
+import { inBatch, type Outcome } from './group-commit';
 
 /**
  * The journal (head of the ledger) moves to material_movements, all of it in one insert, when it
@@ -59,27 +60,25 @@ export interface Applied {
   replayed: boolean;
 }
 
+type Build = (doc: StockDoc, facts: StockFacts, record: StockRecord) => StockDoc;
+
+/** A movement waiting for its batch. */
+interface Pending {
+  movementId: string;
+  keyed: boolean;
+  build: Build;
+  locationIds: string[];
+}
+
+function locationNotFound(locationId: string): AppError {
+  return new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
+}
+
 function quantityRefused(message: string): AppError {
   return new AppError(400, 'bad-request', message, { parameter: 'quantity', field: 'quantity' });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The last task queued per key in this process. */
-const turns = new Map<string, Promise<unknown>>();
-
-/** Runs `task` after every task queued before it under `key` has settled. */
-async function inTurn<T>(key: string, task: () => Promise<T>): Promise<T> {
-  const before = turns.get(key) ?? Promise.resolve();
-  const mine = before.then(task, task);
-  const settled = mine.catch(() => undefined);
-  turns.set(key, settled);
-  try {
-    return await mine;
-  } finally {
-    if (turns.get(key) === settled) turns.delete(key);
-  }
-}
 
 /**
  * The stock of one tenant's materials or supplies. Every change reads the SKU's one stock document,
@@ -119,17 +118,6 @@ export class StockStore {
     return `mmv_${hash}`;
   }
 
-  /** Each location must exist; one where the SKU holds stock does (a location holding stock cannot be deleted). */
-  private async requireLocations(ids: string[], stock: StockDoc | null): Promise<void> {
-    const holding = new Set(stock?.locations.filter((l) => l.quantity > 0).map((l) => l.locationId));
-    await Promise.all(ids.filter((id) => !holding.has(id)).map((id) => this.requireLocation(id)));
-  }
-
-  private async requireLocation(locationId: string): Promise<void> {
-    if (!(await new Locations(this.tenantDb).getRaw(locationId)))
-      throw new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
-  }
-
   /** Base-unit steps of a quantity sent in `unit`: 400 for an unknown unit or a quantity that rounds to nothing. */
   private steps(record: StockRecord, facts: StockFacts, quantity: number, unit?: string): number {
     const minor = quantityInBase(
@@ -147,51 +135,90 @@ export class StockStore {
   }
 
   /**
-   * Applies one movement exactly once: `build` turns the document read into the one to write
-   * (or throws a refusal, which writes nothing).
+   * Applies one movement exactly once: `build` turns the document read into the one to write (or
+   * throws a refusal, which writes nothing). Movements of one SKU that arrive together in this
+   * process are applied together, in arrival order, by one write (group-commit.ts).
    */
-  private async apply(
+  private apply(
     sku: string,
     movementId: string,
     keyed: boolean,
-    build: (doc: StockDoc, facts: StockFacts, record: StockRecord) => StockDoc,
+    build: Build,
     /** Locations the movement names: each must exist, unless the SKU holds stock there (then it does). */
     locationIds: string[],
   ): Promise<Applied> {
+    const key = `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
+    return inBatch(key, { movementId, keyed, build, locationIds }, (batch) => this.applyBatch(sku, batch));
+  }
+
+  private async applyBatch(sku: string, batch: Pending[]): Promise<Outcome<Applied>[]> {
     const _id = recordId(this.tenantDb.tenantId, sku);
-    const ledgerId = `${this.tenantDb.tenantId}:${movementId}`;
-    // writers of one SKU in this process take turns: they would only make each other's writes miss
-    return inTurn(_id, async () => {
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
-        const facts = factsOf(record);
-        // a deleted record's tombstone is no stock, but its version still guards the write
-        const live = current && !current.retired ? current : null;
-        const journaled = live?.journal.find((m) => m.movementId === movementId);
-        // Not in the journal read: applied earlier only if moved to the ledger before that read (entries
-        // go to the ledger before the write that drops them), so the ledger is read after the stock, and
-        // only for a document that has ever moved its journal.
-        const [copied] = await Promise.all([
-          keyed && !journaled && current?.flushed ? this.ledger.findOne({ _id: ledgerId }) : null,
-          attempt === 0 ? this.requireLocations(locationIds, live) : null,
-        ]);
-        const empty = { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
-        const seen = journaled ?? copied;
-        if (seen) return { doc: live ?? empty, facts, record, movement: seen, replayed: true };
-        const next = build(live ?? empty, facts, record);
-        if (next.journal.length > JOURNAL_MAX) {
-          // into the ledger before they leave the journal: a movement is always in one or the other
-          await this.copyToLedger(next.journal.slice(0, -1));
-          next.journal = next.journal.slice(-1);
-          next.flushed = true;
+    let missing: Set<string> | null = null;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
+      const facts = factsOf(record);
+      // a deleted record's tombstone is no stock, but its version still guards the write
+      const live = current && !current.retired ? current : null;
+      // Not in the journal read: applied earlier only if moved to the ledger before that read (entries
+      // go to the ledger before the write that drops them), so the ledger is read after the stock, and
+      // only for a document that has ever moved its journal.
+      const inJournal = new Set(live?.journal.map((m) => m.movementId));
+      const lookUp = current?.flushed ? batch.filter((p) => p.keyed && !inJournal.has(p.movementId)) : [];
+      const [copied, absent]: [StockMovement[], Set<string>] = await Promise.all([
+        lookUp.length
+          ? this.ledger.find({ _id: { $in: lookUp.map((p) => `${this.tenantDb.tenantId}:${p.movementId}`) } }).toArray()
+          : [],
+        missing ??
+          this.missingLocations(
+            batch.flatMap((p) => p.locationIds),
+            live,
+          ),
+      ]);
+      missing = absent;
+      const ledgered = new Map(copied.map((m) => [m.movementId, m as JournalEntry]));
+      let doc = live ?? { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
+      const outcomes: Outcome<Applied>[] = [];
+      const applied: number[] = [];
+      for (const [i, p] of batch.entries()) {
+        const seen = doc.journal.find((m) => m.movementId === p.movementId) ?? ledgered.get(p.movementId);
+        const where = p.locationIds.find((id) => absent.has(id));
+        if (seen) {
+          outcomes[i] = { ok: true, value: { doc, facts, record, movement: seen, replayed: true } };
+        } else if (where) {
+          outcomes[i] = { ok: false, error: locationNotFound(where) };
+        } else {
+          try {
+            doc = p.build(doc, facts, record);
+            const movement = doc.journal[doc.journal.length - 1];
+            outcomes[i] = { ok: true, value: { doc, facts, record, movement, replayed: false } };
+            applied.push(i);
+          } catch (error) {
+            outcomes[i] = { ok: false, error }; // a refusal: this movement only, the others go on
+          }
         }
-        const movement = next.journal[next.journal.length - 1];
-        if (await this.write(current, next)) return { doc: next, facts, record, movement, replayed: false };
-        // lost a race with another process: back off a little (more as contention persists) and read again
-        await sleep(Math.random() * Math.min(50, 2 * (attempt + 1)));
       }
-      throw new AppError(409, 'conflict', `The stock of ${sku} is changing too fast to apply this; retry`);
-    });
+      if (!applied.length) return outcomes;
+      if (doc.journal.length > JOURNAL_MAX && live?.journal.length) {
+        // Only movements already written may go to the ledger (a copy of one this write may yet
+        // lose would read as applied), and before they leave the journal: always in one or the other.
+        const written = live.journal.length;
+        await this.copyToLedger(doc.journal.slice(0, written));
+        doc = { ...doc, journal: doc.journal.slice(written), flushed: true };
+      }
+      if (await this.write(current, doc)) return outcomes;
+      // lost a race with another process: back off a little (more as contention persists) and read again
+      await sleep(Math.random() * Math.min(50, 2 * (attempt + 1)));
+    }
+    throw new AppError(409, 'conflict', `The stock of ${sku} is changing too fast to apply this; retry`);
+  }
+
+  /** Locations among `ids` that do not exist; one where the SKU holds stock does (a location holding stock cannot be deleted). */
+  private async missingLocations(ids: string[], stock: StockDoc | null): Promise<Set<string>> {
+    const holding = new Set(stock?.locations.filter((l) => l.quantity > 0).map((l) => l.locationId));
+    const unknown = [...new Set(ids)].filter((id) => !holding.has(id));
+    const locations = new Locations(this.tenantDb);
+    const found = await Promise.all(unknown.map((id) => locations.getRaw(id)));
+    return new Set(unknown.filter((_, i) => !found[i]));
   }
 
   /** Writes `next` over `current` if it is still at its version; false when someone wrote in between. */
