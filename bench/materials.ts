@@ -157,7 +157,8 @@ function codeVersion(): string {
   try {
     const root = resolve(__dirname, '..');
     const commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-    const changed = execSync('git status --porcelain -- shared api', { cwd: root }).toString().trim();
+    // not trimmed as a whole: each porcelain line starts with two status columns, the first often a space
+    const changed = execSync('git status --porcelain -- shared api', { cwd: root }).toString().trimEnd();
     return changed
       ? `${commit} with uncommitted changes to ${changed
           .split('\n')

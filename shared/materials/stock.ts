@@ -165,9 +165,10 @@ export class StockStore {
       const inJournal = new Set(live?.journal.map((m) => m.movementId));
       const lookUp = current?.flushed ? batch.filter((p) => p.keyed && !inJournal.has(p.movementId)) : [];
       const [copied, absent]: [StockMovement[], Set<string>] = await Promise.all([
-        lookUp.length
-          ? this.ledger.find({ _id: { $in: lookUp.map((p) => `${this.tenantDb.tenantId}:${p.movementId}`) } }).toArray()
-          : [],
+        // one primary-key read each (FerretDB's cheapest query; an `$in` of ids may scan the ledger)
+        Promise.all(lookUp.map((p) => this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${p.movementId}` }))).then(
+          (found) => found.filter((m): m is StockMovement => m !== null),
+        ),
         missing ??
           this.missingLocations(
             batch.flatMap((p) => p.locationIds),
