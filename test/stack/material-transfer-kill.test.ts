@@ -22,6 +22,12 @@ const DATABASE = 'material_kill_test';
 const ROOT = join(__dirname, '..', '..');
 /** Requests per stream (receipts and transfers, mixed), and how many are in flight at once. */
 const REQUESTS = Number(process.env.MATERIAL_KILL_REQUESTS ?? 120);
+/**
+ * Requests after those, there to keep work in flight until the kill lands (the API answers a
+ * movement in milliseconds, so a stream of REQUESTS alone may drain before it does); the ones
+ * not sent by then are sent to the new process, like every other.
+ */
+const TAIL = 600;
 const IN_FLIGHT = 16;
 /** Freezes before the kill gives up aiming between a write and its answer (one or two usually do). */
 const KILL_TRIES = 40;
@@ -124,7 +130,7 @@ function receipt(sku: string, k: string, at: string, g: number, cost: number): R
 function plan(sku: string, seed: number): Req[] {
   const rand = prng(seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
-  return Array.from({ length: REQUESTS }, (_, i) => {
+  return Array.from({ length: REQUESTS + TAIL }, (_, i) => {
     const k = `${sku}-${i}`;
     const [from, to] = rand() < 0.5 ? [A, B] : [B, A];
     if (rand() < 0.25) return receipt(sku, k, from, pick([100, 125, 250, 1000, 2500, 3333]), pick([1, 1.5, 2.25]));
@@ -184,7 +190,7 @@ async function killBetweenWriteAndAnswer(sku: string, answered: () => Set<string
       return killApi();
     }
     apiProc!.child.kill('SIGCONT');
-    await sleep(20 + Math.random() * 60);
+    await sleep(5 + Math.random() * 20);
   }
 }
 
@@ -227,7 +233,7 @@ test.each([
 
     // the stream, IN_FLIGHT at a time; once `percent`% of it is sent, the API is killed as soon as
     // it has stored a movement it has not answered
-    const killFrom = Math.round((stream.length * percent) / 100);
+    const killFrom = Math.round((REQUESTS * percent) / 100);
     const answered = () => new Set([...first].filter(([, res]) => res.status === 200).map(([k]) => k));
     let sent = 0;
     let interrupted = 0;
