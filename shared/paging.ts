@@ -9,6 +9,15 @@ export const MAX_PAGE = 1_000_000;
 /** The `page` parameter of every 1-based list. */
 export const PAGE_PARAM = { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } as const;
 
+/** The `page` parameter of the lists the spec pages from 0 (materials, supplies, retail-group listings). */
+export const PAGE0_PARAM = {
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_PAGE,
+  default: 0,
+  description: '0-based',
+} as const;
+
 /** A list's `limit` parameter. */
 export function limitParam(maximum: number, defaultLimit: number) {
   return { type: 'integer', minimum: 1, maximum, default: defaultLimit } as const;
@@ -22,6 +31,11 @@ export interface PageRequest {
 /** The database window of a page: `find(filter, { ...pageWindow(q) })`. */
 export function pageWindow({ page, limit }: PageRequest): { skip: number; limit: number } {
   return { skip: (page - 1) * limit, limit };
+}
+
+/** The database window of a 0-based page. */
+export function pageWindow0({ page, limit }: PageRequest): { skip: number; limit: number } {
+  return pageWindow({ page: page + 1, limit });
 }
 
 /** A page of a list already in memory. */

@@ -1,5 +1,5 @@
 import type { InputFailure, InputRule } from '../route';
-import { MAX_PAGE, PAGE_PARAM, limitParam } from '../../shared/paging';
+import { MAX_PAGE, PAGE0_PARAM, PAGE_PARAM, limitParam } from '../../shared/paging';
 import { productFiltersSchema } from '../../shared/products/query';
 import { MAX_PUBLICATION_PRODUCTS, OPTION_DEFAULTS } from '../../shared/publication/publication';
 import { LEGACY_SELECTION_MODES, SELECTION_MODES, type SelectionMode } from '../../shared/publication/selection';
@@ -191,7 +191,7 @@ export const pendingFeedsInvalid = {
 
 /** The retail-group listings page from 0, as the spec gives them. */
 const groupQueryProperties: Record<string, JsonSchema> = {
-  page: { type: 'integer', minimum: 0, maximum: MAX_PAGE, default: 0, description: '0-based' },
+  page: PAGE0_PARAM,
   limit: limitParam(100, 20),
   search: { type: 'string', maxLength: 200 },
 };

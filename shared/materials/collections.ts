@@ -7,6 +7,8 @@ import { defineCollection } from '../db/collection';
  * so the record, its stock and its claim are each one primary-key read away from the SKU.
  */
 export type StockKind = 'material' | 'supply';
+/** How messages name a record of each kind. */
+export const KIND_LABEL: Record<StockKind, string> = { material: 'Material', supply: 'Supply' };
 export type CostingMethod = 'fifo' | 'lifo' | 'average' | 'last_purchase';
 export const COSTING_METHODS: CostingMethod[] = ['fifo', 'lifo', 'average', 'last_purchase'];
 export type ExpirationPolicy = 'fefo' | 'costing_order';

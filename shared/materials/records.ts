@@ -1,10 +1,12 @@
 import type { TenantDb } from '../db/tenant-db';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { AppError } from '../errors/catalog';
+import { pageWindow0 } from '../paging';
 import { Catalog } from '../products/catalog';
 import { products } from '../products/collections';
 import {
   materialStock,
+  KIND_LABEL,
   materials,
   recordId,
   supplies,
@@ -12,18 +14,17 @@ import {
   type StockKind,
   type SupplyDoc,
 } from './collections';
-import type { UnitSystem } from './quantity';
+import { unitCodes, type UnitSystem } from './quantity';
 import type { StockFacts } from './stock-changes';
 
 export type StockRecord = MaterialDoc | SupplyDoc;
 
-const LABEL: Record<StockKind, string> = { material: 'Material', supply: 'Supply' };
 const PATHS: Record<StockKind, string> = { material: '/products/materials', supply: '/products/supplies' };
 /** SKUs whose record path is a route of its own (`GET /products/materials/alerts`). */
 const RESERVED_SKUS = ['ALERTS'];
 
 export function recordNotFound(kind: StockKind, sku: string): AppError {
-  return new AppError(404, 'not-found', `${LABEL[kind]} ${sku} not found`, { field: 'sku' });
+  return new AppError(404, 'not-found', `${KIND_LABEL[kind]} ${sku} not found`, { field: 'sku' });
 }
 
 function invalid(field: string, message: string, details?: Record<string, unknown>): AppError {
@@ -212,7 +213,7 @@ export class StockRecords {
       await this.col().insertOne({ _id, ...record } as never);
     } catch (err) {
       // the claim was ours already: the record exists (a second create of the same SKU)
-      if (isDuplicateKeyError(err)) throw this.duplicate(sku, `${LABEL[this.kind]} ${sku} already exists`);
+      if (isDuplicateKeyError(err)) throw this.duplicate(sku, `${KIND_LABEL[this.kind]} ${sku} already exists`);
       await catalog.releaseFor(_id, [sku]);
       throw err;
     }
@@ -257,7 +258,7 @@ export class StockRecords {
       throw new AppError(
         409,
         'conflict',
-        `${LABEL[this.kind]} ${current.sku} changed while this update was applied; read it and retry`,
+        `${KIND_LABEL[this.kind]} ${current.sku} changed while this update was applied; read it and retry`,
       );
     return written as StockRecord;
   }
@@ -298,7 +299,7 @@ export class StockRecords {
       throw new AppError(
         400,
         'validation-error',
-        `${LABEL[this.kind]} ${sku} is used by ${names}: remove it there first`,
+        `${KIND_LABEL[this.kind]} ${sku} is used by ${names}: remove it there first`,
         {
           field: 'sku',
           details: { reason: 'in-use', usedBy: users },
@@ -320,7 +321,7 @@ export class StockRecords {
     }
     const col = this.col();
     const [docs, total] = await Promise.all([
-      col.find(filter as never, { sort: { sku: 1 }, skip: q.page * q.limit, limit: q.limit }).toArray(),
+      col.find(filter as never, { sort: { sku: 1 }, ...pageWindow0(q) }).toArray(),
       col.countDocuments(filter as never),
     ]);
     return { docs: docs as StockRecord[], total };
@@ -329,7 +330,6 @@ export class StockRecords {
 
 /** A quantity's unit must be one of the record's: a 400 naming it otherwise. */
 export function unknownUnit(doc: StockRecord, unit: string): AppError {
-  const units = unitsOf(doc);
-  const known = [units.base.code, ...units.alternatives.map((u) => u.code)].join(', ');
+  const known = unitCodes(unitsOf(doc)).join(', ');
   return invalid('unit', `Unknown unit '${unit}' for ${doc.sku}: known units are ${known}`, { unit });
 }

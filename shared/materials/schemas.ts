@@ -1,5 +1,5 @@
 import { CURRENCIES, sku } from '../products/schema';
-import { MAX_PAGE } from '../paging';
+import { limitParam, PAGE0_PARAM } from '../paging';
 import type { JsonSchema } from '../validation';
 import { COSTING_METHODS, RECORD_STATUSES, SUPPLY_CATEGORIES } from './collections';
 
@@ -202,9 +202,8 @@ export const transferSchema = (kind: 'material' | 'supply'): JsonSchema =>
     [kind === 'material' ? 'materialSku' : 'supplySku', 'fromLocationId', 'toLocationId', 'quantity'],
   );
 
-/** 0-based paging, as the spec gives the materials and supplies lists. */
-export const PAGE0_PARAM = { type: 'integer', minimum: 0, maximum: MAX_PAGE, default: 0, description: '0-based' };
-export const LIMIT_PARAM = { type: 'integer', minimum: 1, maximum: 200, default: 50 };
+/** The materials and supplies lists page from 0, 50 at a time by default, as the spec gives them. */
+const LIMIT_PARAM = limitParam(200, 50);
 
 export const listQuerySchema: JsonSchema = {
   type: 'object',

@@ -1,11 +1,20 @@
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { materialStock, type StockAlert, type StockDoc, type StockKind } from './collections';
+import { slicePage } from '../paging';
+import { KIND_LABEL, materialStock, type StockAlert, type StockDoc, type StockKind } from './collections';
 import { pageOf, presentAlert, presentLocation, presentMovement, presentRecord, presentTotal } from './present';
-import { isMaterial, type ListQuery } from './records';
+import { isMaterial, type ListQuery, type StockRecord } from './records';
 import { StockStore, type Actor, type ReceiptRequest, type TransferRequest } from './stock';
 
-const LABEL: Record<StockKind, string> = { material: 'Material', supply: 'Supply' };
+/** The record of one location's stock; 404 when the SKU has none there. */
+function presentAt(doc: StockDoc | null, record: StockRecord, locationId: string) {
+  const loc = doc?.locations.find((l) => l.locationId === locationId);
+  if (!doc || !loc)
+    throw new AppError(404, 'not-found', `No stock record of ${record.sku} at location ${locationId}`, {
+      field: 'locationId',
+    });
+  return presentLocation(doc, loc, record);
+}
 
 /** The use cases of the materials and supplies routes, answered as the REST surface shows them. */
 export class StockService {
@@ -57,7 +66,7 @@ export class StockService {
   async delete(sku: string) {
     const record = await this.records.get(sku);
     await this.records.delete(record.sku, (s) => this.store.retire(s));
-    return { success: true, message: `${LABEL[this.kind]} ${record.sku} deleted` };
+    return { success: true, message: `${KIND_LABEL[this.kind]} ${record.sku} deleted` };
   }
 
   async total(sku: string) {
@@ -67,22 +76,13 @@ export class StockService {
 
   async atLocation(sku: string, locationId: string) {
     const record = await this.records.get(sku);
-    const doc = await this.store.stockOf(record.sku);
-    const loc = doc?.locations.find((l) => l.locationId === locationId);
-    if (!doc || !loc)
-      throw new AppError(404, 'not-found', `No stock record of ${record.sku} at location ${locationId}`, {
-        field: 'locationId',
-      });
-    return presentLocation(doc, loc, record);
+    return presentAt(await this.store.stockOf(record.sku), record, locationId);
   }
 
   async receive(sku: string, req: ReceiptRequest) {
     const { doc, record, movement } = await this.store.receive(sku, req);
     // a replay answers where the first request received (its key may come back with another location)
-    const loc = doc.locations.find((l) => l.locationId === movement.locationId);
-    if (!loc)
-      throw new AppError(404, 'not-found', `No stock record of ${record.sku} at location ${movement.locationId}`);
-    return presentLocation(doc, loc, record);
+    return presentAt(doc, record, movement.locationId);
   }
 
   async transfer(req: TransferRequest) {
@@ -112,7 +112,7 @@ export class StockService {
     const picked = all
       .filter((a) => (q.status === 'all' || a.status === q.status) && (!q.locationId || a.locationId === q.locationId))
       .sort((a, b) => b.openedAt.getTime() - a.openedAt.getTime() || a.id.localeCompare(b.id));
-    return pageOf(picked.slice(q.page * q.limit, (q.page + 1) * q.limit).map(presentAlert), picked.length, q);
+    return pageOf(slicePage(picked, { page: q.page + 1, limit: q.limit }).map(presentAlert), picked.length, q);
   }
 }
 

@@ -9,7 +9,7 @@ import type {
   StockLot,
   JournalEntry,
 } from './collections';
-import { averageMicros, costMicros, fromMicros, fromMinor, MAX_MINOR, roundCost, toMinor, valueOf } from './quantity';
+import { averageMicros, costMicros, fromMicros, fromMinor, MAX_MINOR, roundCost, valueOf } from './quantity';
 
 /**
  * The rules of a stock document, as pure functions from the document read to the document to
@@ -434,9 +434,4 @@ export function evaluateAlerts(
     doc.alerts = doc.alerts.filter((a) => !drop.has(a));
   }
   doc.hasAlerts = doc.alerts.length > 0;
-}
-
-/** A count in base-unit steps from base units the client set (minStock, reorderPoint). */
-export function stepsOf(units: number, precision: number): number {
-  return toMinor(units, precision);
 }

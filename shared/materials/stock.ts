@@ -4,7 +4,9 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
+import { pageWindow0 } from '../paging';
 import {
+  KIND_LABEL,
   materialMovements,
   materialStock,
   recordId,
@@ -373,7 +375,7 @@ export class StockStore {
         throw new AppError(
           400,
           'validation-error',
-          `${this.kind === 'material' ? 'Material' : 'Supply'} ${sku} has stock (${where.join(', ')}): move or consume it first`,
+          `${KIND_LABEL[this.kind]} ${sku} has stock (${where.join(', ')}): move or consume it first`,
           { field: 'sku', details: { reason: 'has-stock', locations: held.map((l) => l.locationId) } },
         );
       }
@@ -420,7 +422,7 @@ export class StockStore {
     // a SKU deleted and created again starts a new ledger: movements of the old record stay stored, not listed
     const filter = { sku: record.sku, kind: this.kind, at: { $gte: record.createdAt } };
     const [docs, total] = await Promise.all([
-      this.ledger.find(filter, { sort: { at: -1, _id: -1 }, skip: q.page * q.limit, limit: q.limit }).toArray(),
+      this.ledger.find(filter, { sort: { at: -1, _id: -1 }, ...pageWindow0(q) }).toArray(),
       this.ledger.countDocuments(filter),
     ]);
     return { docs: docs as StockMovement[], total };

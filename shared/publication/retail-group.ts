@@ -4,7 +4,7 @@ import { listChannelProducts } from '../channels/connector';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { skusOfProduct, stockOf } from '../inventory/stock-view';
-import { pageWindow } from '../paging';
+import { pageWindow0 } from '../paging';
 import { products } from '../products/collections';
 import { presentListItem } from '../products/present';
 import { buildFilter } from '../products/query';
@@ -24,9 +24,6 @@ export interface GroupPaging {
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 
 const boundTo = (channelId: string) => ({ 'bindings.channelId': channelId }) as Filter<ProductDoc>;
-
-/** The database window of a 0-based page. */
-const windowOf = ({ page, limit }: GroupPaging) => pageWindow({ page: page + 1, limit });
 
 /** The channel's own catalog (its API), each product with the sync status our binding to the channel gives it. */
 export async function channelCatalog(c: PublicationContext, channelId: string, paging: GroupPaging) {
@@ -89,7 +86,7 @@ export async function boundProducts(c: PublicationContext, channelId: string, pa
   } as Filter<ProductDoc>;
   const col = c.tenantDb.collection(products);
   const [docs, total] = await Promise.all([
-    col.find(filter, { sort: NEWEST_FIRST, ...windowOf(paging) }).toArray(),
+    col.find(filter, { sort: NEWEST_FIRST, ...pageWindow0(paging) }).toArray(),
     col.countDocuments(filter),
   ]);
   return {
@@ -145,7 +142,7 @@ function stockOfProduct(d: Pick<ProductDoc, 'sku' | 'variants'>, stock: Map<stri
 async function pageOf(tenantDb: TenantDb, filter: Filter<ProductDoc>, paging: GroupPaging) {
   const col = tenantDb.collection(products);
   const [docs, total] = await Promise.all([
-    col.find(filter, { sort: NEWEST_FIRST, ...windowOf(paging) }).toArray(),
+    col.find(filter, { sort: NEWEST_FIRST, ...pageWindow0(paging) }).toArray(),
     col.countDocuments(filter),
   ]);
   return { docs: docs as ProductDoc[], total };
@@ -160,7 +157,7 @@ const STOCK_READ_SKUS = 1000;
  * match are counted, and only the page's own products are read whole.
  */
 async function pageByStock(tenantDb: TenantDb, filter: Filter<ProductDoc>, paging: GroupPaging, inStock: boolean) {
-  const { skip, limit } = windowOf(paging);
+  const { skip, limit } = pageWindow0(paging);
   const onPage: string[] = [];
   let total = 0;
   let batch: Pick<ProductDoc, '_id' | 'sku' | 'variants'>[] = [];

@@ -17,7 +17,6 @@ import {
   isExpired,
   lotStatus,
   recost,
-  stepsOf,
   takingOrder,
   valuationOf,
   type ReceiptInput,
@@ -786,11 +785,6 @@ describe('availableMinor and lot status', () => {
     expect(isExpired(live, new Date(day(1).getTime() - 1))).toBe(false);
     expect(lotStatus({ ...live, quantity: 0 }, day(5))).toBe('depleted');
     expect(lotStatus(lot('N', 1, 1, -100), day(1000))).toBe('available');
-  });
-
-  test('stepsOf: base units a client set as steps', () => {
-    expect(stepsOf(2.5, 3)).toBe(2500);
-    expect(stepsOf(0.0005, 3)).toBe(1);
   });
 });
 
