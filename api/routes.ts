@@ -19,6 +19,7 @@ import { countRoutes } from './inventory/counts';
 import { lotRoutes } from './inventory/lots';
 import { reportRoutes } from './inventory/reports';
 import { materialRoutes } from './materials/routes';
+import { consumptionRoutes } from './consumption/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
 export const allRoutes: RouteSpec[] = [
@@ -33,6 +34,7 @@ export const allRoutes: RouteSpec[] = [
   ...lotRoutes,
   ...reportRoutes,
   ...productStockRoutes,
+  ...consumptionRoutes,
   ...materialRoutes,
   ...publishRoutes,
   ...readinessRoutes,

@@ -17,6 +17,7 @@ import { transfers } from './inventory/transfers';
 import { publicationItems, publicationLocks } from './publication/publication';
 import { channels } from './channels/channels';
 import { materialMovements, materialStock, materials, supplies } from './materials/collections';
+import { materialConsumptions } from './consumption/collections';
 
 /**
  * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
@@ -52,4 +53,5 @@ export const allCollections: CollectionDef<any>[] = [
   supplies,
   materialStock,
   materialMovements,
+  materialConsumptions,
 ];

@@ -119,6 +119,16 @@ export interface CostPoint {
   quantity: number;
 }
 
+/** A lot a movement took or added; consumptions keep its terms, so a return can put back even a lot since pruned. */
+export interface MovedLot {
+  lotNumber: string;
+  quantity: number;
+  costPerUnit: number;
+  currency?: string;
+  receivedDate?: Date;
+  expirationDate?: Date | null;
+}
+
 /** One entry of the ledger: who moved how much of what, where, when and why. */
 export interface StockMovement {
   _id: string; // `<tenantId>:<movementId>`
@@ -126,7 +136,12 @@ export interface StockMovement {
   movementId: string;
   sku: string;
   kind: StockKind;
-  type: 'receipt' | 'transfer';
+  /**
+   * receipt and transfer as the routes ask; consumption takes stock for a bill of materials, a
+   * modifier or an order (shared/consumption), and return puts a consumption's lots back (or, when
+   * the consumption never applied, voids it so that it never can).
+   */
+  type: 'receipt' | 'transfer' | 'consumption' | 'return';
   locationId: string;
   toLocationId: string | null;
   /** Base-unit steps, and the base units they stand for. */
@@ -135,7 +150,13 @@ export interface StockMovement {
   unit: string;
   /** The quantity and unit as the request sent them. */
   requested: { quantity: number; unit: string };
-  lots: { lotNumber: string; quantity: number; costPerUnit: number }[];
+  lots: MovedLot[];
+  /** What the stock taken was worth (consumptions and returns), in the record's currency. */
+  cost?: { total: number; currency: string } | null;
+  /** The consumption a consumption or return movement belongs to, and what it was for. */
+  consumption?: { id: string; reference: { type: string; id: string } | null } | null;
+  /** A return that found its consumption never applied: it voids it (nothing moved). */
+  voided?: boolean;
   reason: string | null;
   actor: string;
   idempotencyKey: string | null;

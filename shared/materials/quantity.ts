@@ -82,6 +82,12 @@ export function valueOf(minor: number, precision: number, micros: bigint): numbe
   return Number(shiftRound(BigInt(minor) * micros, precision + COST_DECIMALS - 2)) / 100;
 }
 
+/** What layers of `minor` steps at `micros` each are worth together, rounded once to cents. */
+export function valueOfLayers(layers: { minor: number; micros: bigint }[], precision: number): number {
+  const total = layers.reduce((sum, l) => sum + BigInt(l.minor) * l.micros, 0n);
+  return Number(shiftRound(total, precision + COST_DECIMALS - 2)) / 100;
+}
+
 /** The weighted average cost of layers (Σ qty·cost / Σ qty), to COST_DECIMALS; null when they hold nothing. */
 export function averageMicros(layers: { minor: number; micros: bigint }[]): bigint | null {
   let units = 0n;

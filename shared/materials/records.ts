@@ -59,6 +59,7 @@ export function factsOf(doc: StockRecord): StockFacts {
     lotTracking: isMaterial(doc) && doc.lotTrackingEnabled,
     costing: isMaterial(doc) ? doc.costing : null,
     expiration: isMaterial(doc) ? doc.expiration : null,
+    price: doc.price ?? null,
   };
 }
 
@@ -332,4 +333,27 @@ export class StockRecords {
 export function unknownUnit(doc: StockRecord, unit: string): AppError {
   const known = unitCodes(unitsOf(doc)).join(', ');
   return invalid('unit', `Unknown unit '${unit}' for ${doc.sku}: known units are ${known}`, { unit });
+}
+
+/**
+ * The material or supply records named by `skus` (any case), by upper-case SKU: what a bill of
+ * materials or a modifier may consume. Two primary-key reads per SKU, in parallel.
+ */
+export async function stockRecordsBySku(tenantDb: TenantDb, skus: string[]): Promise<Map<string, StockRecord>> {
+  const wanted = [...new Set(skus.map((s) => s.trim().toUpperCase()))];
+  const found = await Promise.all(
+    wanted.map(async (sku) => {
+      const [m, s] = await Promise.all([
+        new StockRecords(tenantDb, 'material').find(sku),
+        new StockRecords(tenantDb, 'supply').find(sku),
+      ]);
+      return m ?? s;
+    }),
+  );
+  return new Map(found.flatMap((r) => (r ? [[r.sku, r] as const] : [])));
+}
+
+/** The kind of a record. */
+export function kindOf(doc: StockRecord): StockKind {
+  return isMaterial(doc) ? 'material' : 'supply';
 }

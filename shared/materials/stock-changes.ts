@@ -9,7 +9,16 @@ import type {
   StockLot,
   JournalEntry,
 } from './collections';
-import { averageMicros, costMicros, fromMicros, fromMinor, MAX_MINOR, roundCost, valueOf } from './quantity';
+import {
+  averageMicros,
+  costMicros,
+  fromMicros,
+  fromMinor,
+  MAX_MINOR,
+  roundCost,
+  valueOf,
+  valueOfLayers,
+} from './quantity';
 
 /**
  * The rules of a stock document, as pure functions from the document read to the document to
@@ -30,6 +39,8 @@ export interface StockFacts {
   lotTracking: boolean;
   costing: { method: CostingMethod; initialCost: number } | null;
   expiration: { expires: boolean; shelfLifeDays?: number; expirationPolicy: ExpirationPolicy } | null;
+  /** The record's price: what a unit of a supply (which has no costing) is worth when it is consumed. */
+  price?: number | null;
 }
 
 /*
@@ -314,6 +325,165 @@ export function applyTransfer(
   }
   next.journal.push({ ...movement, lots });
   evaluateAlerts(next, facts, [input.fromLocationId, input.toLocationId], movement.movementId, now);
+  next.updatedAt = now;
+  return next;
+}
+
+/** A consumption refused for want of stock: the engine gathers these into one answer naming every shortfall. */
+export function insufficientStock(
+  facts: StockFacts,
+  locationId: string,
+  required: number,
+  available: number,
+): AppError {
+  const unit = facts.unit;
+  const need = fromMinor(required, facts.precision);
+  const have = fromMinor(available, facts.precision);
+  return new AppError(
+    400,
+    'insufficient-stock',
+    `Not enough ${facts.sku} at ${locationId}: ${have} ${unit} available, ${need} ${unit} required`,
+    { details: { materialSku: facts.sku, locationId, required: need, available: have, unit } },
+  );
+}
+
+/** A consumption whose return (a void) was recorded before it could apply: it never applies. */
+export function consumptionVoided(facts: StockFacts, consumptionId: string): AppError {
+  return new AppError(
+    409,
+    'conflict',
+    `The consumption ${consumptionId} of ${facts.sku} was called off before it applied`,
+    { details: { materialSku: facts.sku, consumptionId, reason: 'voided' } },
+  );
+}
+
+export interface ConsumptionInput {
+  locationId: string;
+  minor: number;
+  /** The order lots leave in (fifo or lifo); default the material's costing method. */
+  method?: 'fifo' | 'lifo';
+}
+
+/**
+ * The document after taking `minor` steps at a location for a consumption: lots leave in the order
+ * of `method` (or the costing method; FEFO first for an expiring material, never expired lots);
+ * what they were worth is recorded on the movement (a lot's own cost for fifo/lifo-costed
+ * materials and for a chosen method, the average or last purchase cost otherwise, a supply's price).
+ * Refused with insufficient-stock when the location has less available.
+ */
+export function applyConsumption(
+  doc: StockDoc,
+  facts: StockFacts,
+  input: ConsumptionInput,
+  movement: Omit<JournalEntry, 'lots'>,
+  now: Date,
+): StockDoc {
+  const next = structuredClone(doc);
+  const loc = locationOf(next, input.locationId);
+  const available = loc ? availableMinor(loc, now) : 0;
+  if (!loc || available < input.minor) throw insufficientStock(facts, input.locationId, input.minor, available);
+  loc.quantity -= input.minor;
+  loc.updatedAt = now;
+  const lots: JournalEntry['lots'] = [];
+  let cost: number;
+  if (facts.kind === 'material') {
+    const method = input.method ?? facts.costing?.method ?? 'average';
+    const order = facts.costing ? { ...facts, costing: { ...facts.costing, method } } : facts;
+    const layers: { minor: number; micros: bigint }[] = [];
+    let left = input.minor;
+    for (const lot of takingOrder(loc.lots, order, now)) {
+      if (left <= 0) break;
+      const take = Math.min(lot.quantity, left);
+      lot.quantity -= take;
+      left -= take;
+      layers.push({ minor: take, micros: costMicros(lot.costPerUnit) });
+      lots.push({
+        lotNumber: lot.lotNumber,
+        quantity: fromMinor(take, facts.precision),
+        costPerUnit: lot.costPerUnit,
+        currency: lot.currency,
+        receivedDate: lot.receivedDate,
+        expirationDate: lot.expirationDate,
+      });
+    }
+    const current = doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0;
+    if (method === 'fifo' || method === 'lifo') cost = valueOfLayers(layers, facts.precision);
+    else if (method === 'last_purchase')
+      cost = valueOf(input.minor, facts.precision, costMicros(doc.costing?.lastPurchaseCost ?? current));
+    else cost = valueOf(input.minor, facts.precision, costMicros(currentCostOf(doc, facts, now)));
+    loc.lots = pruneDepleted(loc.lots);
+    next.costing = {
+      currentCost: currentCostOf(next, facts, now),
+      calculatedAt: now,
+      lastPurchaseCost: doc.costing?.lastPurchaseCost ?? null,
+      history: doc.costing?.history ?? [],
+    };
+  } else {
+    cost = valueOf(input.minor, facts.precision, costMicros(facts.price ?? 0));
+  }
+  next.journal.push({ ...movement, lots, cost: { total: cost, currency: facts.currency } });
+  evaluateAlerts(next, facts, [input.locationId], movement.movementId, now);
+  next.updatedAt = now;
+  return next;
+}
+
+/**
+ * The document after putting back what `consumed` took (its lots, with their terms, at its
+ * location), or, when `consumed` is undefined (the consumption never applied), after recording
+ * the return as a void that keeps the consumption from ever applying. Either is one write.
+ */
+export function applyReturn(
+  doc: StockDoc,
+  facts: StockFacts,
+  consumed: JournalEntry | undefined,
+  movement: Omit<JournalEntry, 'lots'>,
+  now: Date,
+): StockDoc {
+  const next = structuredClone(doc);
+  if (!consumed) {
+    next.journal.push({ ...movement, quantity: 0, quantityMinor: 0, lots: [], cost: null, voided: true });
+    next.updatedAt = now;
+    return next;
+  }
+  let loc = locationOf(next, consumed.locationId);
+  if (!loc) {
+    loc = newLocation(consumed.locationId, facts, now);
+    next.locations.push(loc);
+  }
+  if (loc.quantity + consumed.quantityMinor > MAX_MINOR) throw tooLarge(facts.sku);
+  loc.quantity += consumed.quantityMinor;
+  loc.updatedAt = now;
+  if (facts.kind === 'material') {
+    for (const l of consumed.lots) {
+      const minor = Math.round(l.quantity * 10 ** facts.precision);
+      const there = loc.lots.find((x) => x.lotNumber === l.lotNumber);
+      if (there) there.quantity += minor;
+      else
+        loc.lots.push({
+          lotNumber: l.lotNumber,
+          quantity: minor,
+          costPerUnit: l.costPerUnit,
+          currency: l.currency ?? facts.currency,
+          receivedDate: l.receivedDate ? new Date(l.receivedDate) : now,
+          expirationDate: l.expirationDate ? new Date(l.expirationDate) : null,
+        });
+    }
+    next.costing = {
+      currentCost: currentCostOf(next, facts, now),
+      calculatedAt: now,
+      lastPurchaseCost: doc.costing?.lastPurchaseCost ?? null,
+      history: doc.costing?.history ?? [],
+    };
+  }
+  next.journal.push({
+    ...movement,
+    locationId: consumed.locationId,
+    quantityMinor: consumed.quantityMinor,
+    quantity: consumed.quantity,
+    lots: consumed.lots,
+    cost: consumed.cost ?? null,
+  });
+  evaluateAlerts(next, facts, [consumed.locationId], movement.movementId, now);
   next.updatedAt = now;
   return next;
 }

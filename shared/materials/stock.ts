@@ -17,7 +17,17 @@ import {
 } from './collections';
 import { fromMinor, MAX_MINOR, quantityInBase } from './quantity';
 import { factsOf, StockRecords, unknownUnit, type StockRecord } from './records';
-import { applyReceipt, applyTransfer, emptyStock, recost, type ReceiptInput, type StockFacts } from './stock-changes';
+import {
+  applyConsumption,
+  applyReceipt,
+  applyReturn,
+  applyTransfer,
+  consumptionVoided,
+  emptyStock,
+  recost,
+  type ReceiptInput,
+  type StockFacts,
+} from './stock-changes';
 import { inBatch, type Outcome } from './group-commit';
 
 /**
@@ -62,7 +72,9 @@ export interface Applied {
   replayed: boolean;
 }
 
-type Build = (doc: StockDoc, facts: StockFacts, record: StockRecord) => StockDoc;
+/** Finds a movement of this SKU by id, in the journal or the ledger (only ids a Pending names as related). */
+type Seen = (movementId: string) => JournalEntry | undefined;
+type Build = (doc: StockDoc, facts: StockFacts, record: StockRecord, seen: Seen) => StockDoc;
 
 /** A movement waiting for its batch. */
 interface Pending {
@@ -70,6 +82,8 @@ interface Pending {
   keyed: boolean;
   build: Build;
   locationIds: string[];
+  /** Other movements whose presence the build decides on (a consumption's void, a return's consumption). */
+  related: string[];
 }
 
 function locationNotFound(locationId: string): AppError {
@@ -148,9 +162,10 @@ export class StockStore {
     build: Build,
     /** Locations the movement names: each must exist, unless the SKU holds stock there (then it does). */
     locationIds: string[],
+    related: string[] = [],
   ): Promise<Applied> {
     const key = `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
-    return inBatch(key, { movementId, keyed, build, locationIds }, (batch) => this.applyBatch(sku, batch));
+    return inBatch(key, { movementId, keyed, build, locationIds, related }, (batch) => this.applyBatch(sku, batch));
   }
 
   private async applyBatch(sku: string, batch: Pending[]): Promise<Outcome<Applied>[]> {
@@ -165,11 +180,19 @@ export class StockStore {
       // go to the ledger before the write that drops them), so the ledger is read after the stock, and
       // only for a document that has ever moved its journal.
       const inJournal = new Set(live?.journal.map((m) => m.movementId));
-      const lookUp = current?.flushed ? batch.filter((p) => p.keyed && !inJournal.has(p.movementId)) : [];
+      const lookUp = current?.flushed
+        ? [
+            ...new Set(
+              batch
+                .flatMap((p) => [...(p.keyed ? [p.movementId] : []), ...p.related])
+                .filter((id) => !inJournal.has(id)),
+            ),
+          ]
+        : [];
       const [copied, absent]: [StockMovement[], Set<string>] = await Promise.all([
         // one primary-key read each (FerretDB's cheapest query; an `$in` of ids may scan the ledger)
-        Promise.all(lookUp.map((p) => this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${p.movementId}` }))).then(
-          (found) => found.filter((m): m is StockMovement => m !== null),
+        Promise.all(lookUp.map((id) => this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${id}` }))).then((found) =>
+          found.filter((m): m is StockMovement => m !== null),
         ),
         missing ??
           this.missingLocations(
@@ -179,11 +202,15 @@ export class StockStore {
       ]);
       missing = absent;
       const ledgered = new Map(copied.map((m) => [m.movementId, m as JournalEntry]));
+      const seenIn =
+        (d: StockDoc): Seen =>
+        (id) =>
+          d.journal.find((m) => m.movementId === id) ?? ledgered.get(id);
       let doc = live ?? { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
       const outcomes: Outcome<Applied>[] = [];
       const applied: number[] = [];
       for (const [i, p] of batch.entries()) {
-        const seen = doc.journal.find((m) => m.movementId === p.movementId) ?? ledgered.get(p.movementId);
+        const seen = seenIn(doc)(p.movementId);
         const where = p.locationIds.find((id) => absent.has(id));
         if (seen) {
           outcomes[i] = { ok: true, value: { doc, facts, record, movement: seen, replayed: true } };
@@ -191,7 +218,7 @@ export class StockStore {
           outcomes[i] = { ok: false, error: locationNotFound(where) };
         } else {
           try {
-            doc = p.build(doc, facts, record);
+            doc = p.build(doc, facts, record, seenIn(doc));
             const movement = doc.journal[doc.journal.length - 1];
             outcomes[i] = { ok: true, value: { doc, facts, record, movement, replayed: false } };
             applied.push(i);
@@ -354,6 +381,85 @@ export class StockStore {
         return applyTransfer(doc, facts, { ...where, fromLocationId: req.fromLocationId, minor }, movement, new Date());
       },
       [req.fromLocationId, req.toLocationId],
+    );
+  }
+
+  /**
+   * Takes stock for a consumption (shared/consumption): `movementId` and `returnId` are derived from
+   * the consumption, so a retry replays instead of taking twice, and once the return is recorded
+   * (even as a void, before this applied) the consumption can never apply.
+   */
+  async consume(
+    rawSku: string,
+    req: Actor & {
+      movementId: string;
+      returnId: string;
+      consumption: NonNullable<JournalEntry['consumption']>;
+      locationId: string;
+      minor: number;
+      method?: 'fifo' | 'lifo';
+    },
+  ): Promise<Applied> {
+    const sku = rawSku.trim().toUpperCase();
+    return this.apply(
+      sku,
+      req.movementId,
+      true,
+      (doc, facts, record, seen) => {
+        if (seen(req.returnId)) throw consumptionVoided(facts, req.consumption.id);
+        if (req.minor > MAX_MINOR) throw quantityRefused(`quantity is larger than can be kept exactly`);
+        const movement = this.movementBase(
+          record,
+          facts,
+          req.movementId,
+          req,
+          'consumption',
+          { locationId: req.locationId, toLocationId: null },
+          req.minor,
+          { quantity: fromMinor(req.minor, facts.precision) },
+        );
+        return applyConsumption(
+          doc,
+          facts,
+          { locationId: req.locationId, minor: req.minor, method: req.method },
+          { ...movement, consumption: req.consumption },
+          new Date(),
+        );
+      },
+      [req.locationId],
+      [req.returnId],
+    );
+  }
+
+  /**
+   * Puts back what the consumption movement `consumedId` took, once (`returnId`); when it never
+   * applied, records the return as a void so that it never will.
+   */
+  async giveBack(
+    rawSku: string,
+    req: Actor & { consumedId: string; returnId: string; consumption: NonNullable<JournalEntry['consumption']> },
+  ): Promise<Applied> {
+    const sku = rawSku.trim().toUpperCase();
+    return this.apply(
+      sku,
+      req.returnId,
+      true,
+      (doc, facts, record, seen) => {
+        const consumed = seen(req.consumedId);
+        const movement = this.movementBase(
+          record,
+          facts,
+          req.returnId,
+          req,
+          'return',
+          { locationId: consumed?.locationId ?? '', toLocationId: null },
+          consumed?.quantityMinor ?? 0,
+          { quantity: consumed?.quantity ?? 0 },
+        );
+        return applyReturn(doc, facts, consumed, { ...movement, consumption: req.consumption }, new Date());
+      },
+      [],
+      [req.consumedId],
     );
   }
 

@@ -1,0 +1,205 @@
+import { componentSteps, modifierSteps, substituteSteps } from '../bom/requirements';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { fromMinor, findUnit } from '../materials/quantity';
+import { kindOf, stockRecordsBySku, unitsOf, type StockRecord } from '../materials/records';
+import { availableMinor } from '../materials/stock-changes';
+import { StockStore } from '../materials/stock';
+import type { StockDoc } from '../materials/collections';
+import type { PlannedLine, Shortfall } from './collections';
+
+/** A bill of materials as stored on a product (shared/products/schema.ts). */
+export interface StoredBom {
+  consumptionMode: 'on_sale' | 'on_production' | 'manual';
+  yield: { quantity: number; unit: string };
+  components: {
+    materialSku: string;
+    quantity: number;
+    unit: string;
+    required?: boolean;
+    sequence?: number;
+    substitutes?: { materialSku: string; conversionFactor: number }[];
+  }[];
+  wastagePercent?: number;
+}
+
+/** A material a selected modifier consumes per unit of the product, and how many times the modifier was selected. */
+export interface ModifierMaterial {
+  sku: string;
+  quantity: number;
+  unit: string;
+  times: number;
+}
+
+export interface PlanInput {
+  bom: StoredBom | null;
+  modifierMaterials: ModifierMaterial[];
+  /** How much of the product: BOM quantities scale by quantity / yield, modifier ones by quantity. */
+  quantity: number;
+  locationId: string;
+  allowSubstitutes: boolean;
+}
+
+/** One need of the product, as the check and the BOM run's answer show it. */
+export interface Demand {
+  materialSku: string;
+  source: 'bom' | 'modifier';
+  quantity: number;
+  unit: string;
+  required: boolean;
+  /** The substitute that stands in for (part of) it, when the primary is short. */
+  substitute?: { materialSku: string; quantity: number; unit: string };
+  /** An optional component left out because its stock is short. */
+  skipped?: boolean;
+}
+
+export interface Plan {
+  lines: PlannedLine[];
+  demands: Demand[];
+  shortfalls: Shortfall[];
+  /** Per SKU: base steps required and available at the location. */
+  bySku: Map<string, { record: StockRecord; required: number; available: number }>;
+  records: Map<string, StockRecord>;
+}
+
+function unknownSku(sku: string, where: string): AppError {
+  return new AppError(400, 'validation-error', `${where} names ${sku}, which is no material or supply of the tenant`, {
+    details: { materialSku: sku },
+  });
+}
+
+function unitOf(record: StockRecord, unit: string, where: string): number {
+  const u = findUnit(unitsOf(record), unit);
+  if (!u)
+    throw new AppError(400, 'validation-error', `${where}: unit '${unit}' is not a unit of ${record.sku}`, {
+      details: { materialSku: record.sku, unit },
+    });
+  return u.conversionFactor;
+}
+
+/**
+ * What a product's consumption takes at a location: each BOM component scaled to the quantity and
+ * wastage, each selected modifier's materials, in base-unit steps. A short primary is completed
+ * by the first substitute that can cover the rest (when allowed); a short optional component is
+ * left out; any other shortage is a shortfall (and the plan must not be applied).
+ */
+export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Promise<Plan> {
+  const bom = input.bom;
+  const skus = [
+    ...(bom?.components ?? []).flatMap((c) => [c.materialSku, ...(c.substitutes ?? []).map((s) => s.materialSku)]),
+    ...input.modifierMaterials.map((m) => m.sku),
+  ].map((s) => s.toUpperCase());
+  const records = await stockRecordsBySku(tenantDb, skus);
+  const stocks = new Map<string, StockDoc | null>();
+  await Promise.all(
+    [...records.values()].map(async (r) => stocks.set(r.sku, await new StockStore(tenantDb, kindOf(r)).stockOf(r.sku))),
+  );
+  const now = new Date();
+  const availableOf = (sku: string) => {
+    const loc = stocks.get(sku)?.locations.find((l) => l.locationId === input.locationId);
+    return loc ? availableMinor(loc, now) : 0;
+  };
+  const left = new Map<string, number>();
+  const leftOf = (sku: string) => left.get(sku) ?? availableOf(sku);
+  const lines: PlannedLine[] = [];
+  const demands: Demand[] = [];
+  const needs = new Map<string, number>();
+  const short = new Set<string>();
+  const take = (record: StockRecord, minor: number, source: PlannedLine['source'], componentSku?: string) => {
+    left.set(record.sku, leftOf(record.sku) - minor);
+    const units = unitsOf(record);
+    lines.push({
+      sku: record.sku,
+      kind: kindOf(record),
+      minor,
+      unit: units.base.code,
+      precision: units.base.precision,
+      source,
+      ...(componentSku ? { componentSku } : {}),
+    });
+  };
+  const show = (record: StockRecord, minor: number) => {
+    const base = unitsOf(record).base;
+    return { quantity: fromMinor(minor, base.precision), unit: base.code };
+  };
+
+  for (const [i, c] of (bom?.components ?? []).entries()) {
+    const where = `billOfMaterials.components.${i}`;
+    const record = records.get(c.materialSku.toUpperCase());
+    if (!record) throw unknownSku(c.materialSku, where);
+    const precision = unitsOf(record).base.precision;
+    const need = componentSteps({
+      quantity: c.quantity,
+      conversionFactor: unitOf(record, c.unit, where),
+      produce: input.quantity,
+      yieldQuantity: bom!.yield.quantity,
+      wastagePercent: bom!.wastagePercent ?? 0,
+      precision,
+    });
+    const required = c.required !== false;
+    const demand: Demand = { materialSku: record.sku, source: 'bom', ...show(record, need), required };
+    demands.push(demand);
+    if (need <= 0) continue;
+    needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
+    const have = Math.max(0, leftOf(record.sku));
+    if (have >= need) {
+      take(record, need, 'component');
+      continue;
+    }
+    if (!required) {
+      demand.skipped = true;
+      continue;
+    }
+    const substitute = input.allowSubstitutes
+      ? (c.substitutes ?? []).flatMap((s) => {
+          const sub = records.get(s.materialSku.toUpperCase());
+          if (!sub) return [];
+          const steps = substituteSteps(need - have, precision, s.conversionFactor, unitsOf(sub).base.precision);
+          return leftOf(sub.sku) >= steps ? [{ sub, steps }] : [];
+        })[0]
+      : undefined;
+    if (!substitute) {
+      short.add(record.sku);
+      continue;
+    }
+    if (have > 0) take(record, have, 'component');
+    take(substitute.sub, substitute.steps, 'substitute', record.sku);
+    demand.substitute = { materialSku: substitute.sub.sku, ...show(substitute.sub, substitute.steps) };
+  }
+
+  for (const [i, m] of input.modifierMaterials.entries()) {
+    const where = `selectedModifiers materials.${i}`;
+    const record = records.get(m.sku.toUpperCase());
+    if (!record) throw unknownSku(m.sku, where);
+    const factor = unitOf(record, m.unit, where);
+    const need = modifierSteps(m.quantity, factor, m.times, unitsOf(record).base.precision, input.quantity);
+    demands.push({ materialSku: record.sku, source: 'modifier', ...show(record, need), required: true });
+    if (need <= 0) continue;
+    needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
+    if (Math.max(0, leftOf(record.sku)) >= need) take(record, need, 'modifier');
+    else short.add(record.sku);
+  }
+
+  const bySku = new Map<string, { record: StockRecord; required: number; available: number }>();
+  for (const l of lines) {
+    const at = bySku.get(l.sku);
+    if (at) at.required += l.minor;
+    else bySku.set(l.sku, { record: records.get(l.sku)!, required: l.minor, available: availableOf(l.sku) });
+  }
+  const shortfalls: Shortfall[] = [];
+  for (const sku of short) {
+    const record = records.get(sku)!;
+    const base = unitsOf(record).base;
+    const required = needs.get(sku) ?? 0;
+    const available = availableOf(sku);
+    bySku.set(sku, { record, required, available });
+    shortfalls.push({
+      materialSku: sku,
+      required: fromMinor(required, base.precision),
+      available: fromMinor(available, base.precision),
+      unit: base.code,
+      error: `Not enough ${sku} at ${input.locationId}: ${fromMinor(available, base.precision)} ${base.code} available, ${fromMinor(required, base.precision)} ${base.code} required`,
+    });
+  }
+  return { lines, demands, shortfalls, bySku, records };
+}

@@ -1,0 +1,331 @@
+import { ObjectId } from 'mongodb';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { Locations } from '../locations/locations';
+import { costMicros, fromMicros, valueOf } from '../materials/quantity';
+import { isMaterial, kindOf, unitsOf, type StockRecord } from '../materials/records';
+import { StockStore } from '../materials/stock';
+import { Catalog } from '../products/catalog';
+import type { ProductDoc } from '../products/types';
+import type { ConsumedSku, ConsumptionDoc, Shortfall } from './collections';
+import { ConsumptionEngine, ConsumptionRefused } from './engine';
+import { planConsumption, type ModifierMaterial, type Plan, type StoredBom } from './plan';
+
+export interface SelectedModifier {
+  groupId: string;
+  modifierId: string;
+  quantity?: number;
+}
+
+/** The common input of the consumption routes. */
+export interface ConsumptionRequest {
+  productSku: string;
+  locationId: string;
+  quantity?: number;
+  selectedModifiers?: SelectedModifier[];
+}
+
+export interface BomRunRequest {
+  quantity: number;
+  referenceId?: string;
+  referenceType?: 'order' | 'production' | 'sample' | 'waste';
+  allowSubstitutes?: boolean;
+  notes?: string;
+  locationId?: string;
+}
+
+const BOM_NOT_FOUND = 'Product or BOM not found';
+
+/** Σ of costs when they share a currency; null (with each currency's total) when they do not. */
+function totalsOf(costs: ({ total: number; currency: string } | null)[]) {
+  const byCurrency = new Map<string, number>();
+  for (const c of costs)
+    if (c) byCurrency.set(c.currency, (byCurrency.get(c.currency) ?? 0) + Math.round(c.total * 100));
+  if (byCurrency.size > 1)
+    return {
+      totalCost: null,
+      currency: null,
+      totals: [...byCurrency].map(([currency, cents]) => ({ currency, totalCost: cents / 100 })),
+    };
+  const [entry] = [...byCurrency];
+  return { totalCost: entry ? entry[1] / 100 : 0, currency: entry ? entry[0] : null };
+}
+
+function costPerUnit(c: ConsumedSku): number {
+  return c.cost && c.quantity > 0 ? Math.round((c.cost.total / c.quantity) * 1e6) / 1e6 : 0;
+}
+
+/** The current cost of one base unit of a record: a material's costing, a supply's price. */
+async function unitCostOf(tenantDb: TenantDb, record: StockRecord): Promise<number> {
+  if (!isMaterial(record)) return record.price ?? 0;
+  const stock = await new StockStore(tenantDb, 'material').stockOf(record.sku);
+  return stock?.costing?.currentCost ?? record.costing.initialCost;
+}
+
+/**
+ * Consumption of materials and supplies by products: a BOM run (`POST /products/{sku}/bom/consume`)
+ * and the consumption routes (check, estimate, consume). Consuming goes through the engine
+ * (engine.ts): all or nothing, exactly once per reference.
+ */
+export class ConsumptionService {
+  private readonly engine: ConsumptionEngine;
+
+  constructor(
+    private readonly tenantDb: TenantDb,
+    actor: string,
+  ) {
+    this.engine = new ConsumptionEngine(tenantDb, actor);
+  }
+
+  /** The product a SKU names (a variant's SKU names its product when `variants`); 404 otherwise. */
+  private async product(
+    sku: string,
+    variants: boolean,
+    message: string,
+  ): Promise<{ product: ProductDoc; variantSku?: string }> {
+    const catalog = new Catalog(this.tenantDb);
+    const claim = await catalog.skuOwner(sku.trim().toUpperCase());
+    const product = claim && (variants || claim.kind === 'product') ? await catalog.get(claim.productId) : null;
+    if (!product) throw new AppError(404, 'not-found', message, { field: 'sku' });
+    return { product, ...(claim!.kind === 'variant' ? { variantSku: claim!.sku } : {}) };
+  }
+
+  private async location(locationId: string | undefined): Promise<string> {
+    const locations = new Locations(this.tenantDb);
+    if (!locationId) return locations.defaultId();
+    if (!(await locations.getRaw(locationId)))
+      throw new AppError(404, 'not-found', `Location ${locationId} not found`, { field: 'locationId' });
+    return locationId;
+  }
+
+  /** The materials of selected modifiers: each named group and modifier must exist on the product. */
+  private modifierMaterials(product: ProductDoc, selected: SelectedModifier[] = []): ModifierMaterial[] {
+    const groups = product.modifiersConfig?.groups ?? [];
+    return selected.flatMap((s, i) => {
+      const group = groups.find((g) => g.id === s.groupId);
+      const modifier = group?.modifiers.find((m) => m.id === s.modifierId);
+      if (!group || !modifier)
+        throw new AppError(
+          400,
+          'validation-error',
+          `selectedModifiers.${i}: ${group ? `modifier ${s.modifierId} is not in group ${s.groupId}` : `group ${s.groupId} is not a modifier group of ${product.sku}`}`,
+          { field: `selectedModifiers.${i}.${group ? 'modifierId' : 'groupId'}` },
+        );
+      const uses = modifier.inventoryConsumption as { sku: string; quantity: number; unit: string }[];
+      return uses.map((u) => ({ sku: u.sku, quantity: u.quantity, unit: u.unit, times: s.quantity ?? 1 }));
+    });
+  }
+
+  private async planFor(req: ConsumptionRequest): Promise<{ plan: Plan; product: ProductDoc; locationId: string }> {
+    const { product } = await this.product(req.productSku, true, `Product ${req.productSku.toUpperCase()} not found`);
+    const locationId = await this.location(req.locationId);
+    const plan = await planConsumption(this.tenantDb, {
+      bom: (product.billOfMaterials as StoredBom | undefined) ?? null,
+      modifierMaterials: this.modifierMaterials(product, req.selectedModifiers),
+      quantity: req.quantity ?? 1,
+      locationId,
+      allowSubstitutes: false,
+    });
+    return { plan, product, locationId };
+  }
+
+  /** Availability of every material the product needs, consuming nothing. */
+  async check(req: ConsumptionRequest) {
+    const { plan } = await this.planFor(req);
+    const show = (record: StockRecord, minor: number) => minor / 10 ** unitsOf(record).base.precision;
+    const byMaterial = [...plan.bySku.values()].map(({ record, required }) => ({
+      materialSku: record.sku,
+      kind: kindOf(record),
+      quantity: show(record, required),
+      unit: unitsOf(record).base.code,
+    }));
+    const details = [...plan.bySku.values()].map(({ record, required, available }) => ({
+      materialSku: record.sku,
+      required: show(record, required),
+      available: show(record, available),
+      unit: unitsOf(record).base.code,
+      sufficient: available >= required,
+    }));
+    return {
+      available: plan.shortfalls.length === 0,
+      calculation: { components: plan.demands, totalMaterials: byMaterial.length, byMaterial },
+      details,
+    };
+  }
+
+  /** What the consumption would cost now: each material at its current cost (a supply at its price). */
+  async estimate(req: ConsumptionRequest) {
+    const { plan } = await this.planFor(req);
+    const breakdown = await Promise.all(
+      [...plan.bySku.values()].map(async ({ record, required }) => {
+        const base = unitsOf(record).base;
+        const unitCost = await unitCostOf(this.tenantDb, record);
+        return {
+          materialSku: record.sku,
+          quantity: required / 10 ** base.precision,
+          unit: base.code,
+          costPerUnit: fromMicros(costMicros(unitCost)),
+          totalCost: valueOf(required, base.precision, costMicros(unitCost)),
+          currency: record.currency,
+        };
+      }),
+    );
+    return {
+      ...totalsOf(breakdown.map((b) => ({ total: b.totalCost, currency: b.currency }))),
+      breakdown,
+    };
+  }
+
+  /**
+   * Consumes the product's materials: all or nothing (400 consumption-failed naming every
+   * shortfall), exactly once per options.referenceId (or the request's Idempotency-Key).
+   */
+  async consume(
+    req: ConsumptionRequest & {
+      options?: { method?: 'fifo' | 'lifo'; referenceId?: string; referenceType?: string };
+    },
+    idempotencyKey?: string,
+  ) {
+    const ref = req.options?.referenceId;
+    const consumptionId = ref
+      ? `mc:${ref}`
+      : idempotencyKey
+        ? `mck:${idempotencyKey}`
+        : `mc1:${new ObjectId().toHexString()}`;
+    const refused = (shortfalls: Shortfall[]) =>
+      new AppError(400, 'consumption-failed', `Consumption failed: ${shortfalls.map((s) => s.error).join('; ')}`, {
+        errors: shortfalls.map(({ materialSku, required, available, unit, error }) => ({
+          materialSku,
+          required,
+          available,
+          unit,
+          error,
+        })),
+      });
+    const done = await this.engine.find(consumptionId);
+    let result: { doc: ConsumptionDoc; replayed: boolean };
+    if (done && ['applied', 'returning', 'returned'].includes(done.status)) result = { doc: done, replayed: true };
+    else {
+      const { plan, locationId } = await this.planFor(req);
+      if (plan.shortfalls.length) throw refused(plan.shortfalls);
+      try {
+        result = await this.engine.run(
+          consumptionId,
+          ref ? { type: req.options?.referenceType ?? 'consumption', id: ref } : null,
+          { locationId, method: req.options?.method, lines: plan.lines },
+          { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1 },
+        );
+      } catch (err) {
+        if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
+        throw err;
+      }
+    }
+    const consumed = result.doc.consumed ?? [];
+    return {
+      success: true,
+      consumptionId: result.doc.consumptionId,
+      replayed: result.replayed,
+      locationId: result.doc.plan.locationId,
+      consumed: consumed.map((c) => ({
+        materialSku: c.sku,
+        quantity: c.quantity,
+        unit: c.unit,
+        costPerUnit: costPerUnit(c),
+        totalCost: c.cost?.total ?? 0,
+        lotsConsumed: c.lots.map((l) => ({ lotNumber: l.lotNumber, quantity: l.quantity, costPerUnit: l.costPerUnit })),
+      })),
+      ...totalsOf(consumed.map((c) => c.cost)),
+      errors: [],
+    };
+  }
+
+  /**
+   * One run of a product's BOM: produces `quantity` (in the yield's unit) from real stock at the
+   * location (default the tenant's default): all or nothing (400 insufficient-stock naming every
+   * shortfall), exactly once per (product, referenceType, referenceId).
+   */
+  async runBom(sku: string, req: BomRunRequest, idempotencyKey?: string) {
+    const { product } = await this.product(sku, false, BOM_NOT_FOUND);
+    const bom = product.billOfMaterials as StoredBom | undefined;
+    if (!bom) throw new AppError(404, 'not-found', BOM_NOT_FOUND, { field: 'sku' });
+    const referenceType = req.referenceType ?? 'production';
+    const consumptionId = req.referenceId
+      ? `bom:${product.sku}:${referenceType}:${req.referenceId}`
+      : idempotencyKey
+        ? `bomk:${product.sku}:${idempotencyKey}`
+        : `bom1:${new ObjectId().toHexString()}`;
+    const refused = (shortfalls: Shortfall[]) =>
+      new AppError(
+        400,
+        'insufficient-stock',
+        `Not enough stock to produce ${req.quantity} ${bom.yield.unit} of ${product.sku}: ${shortfalls.map((s) => s.error).join('; ')}`,
+        {
+          errors: shortfalls.map(({ materialSku, required, available, unit, error }) => ({
+            materialSku,
+            required,
+            available,
+            unit,
+            error,
+          })),
+        },
+      );
+    const done = await this.engine.find(consumptionId);
+    let result: { doc: ConsumptionDoc; replayed: boolean };
+    if (done && ['applied', 'returning', 'returned'].includes(done.status)) result = { doc: done, replayed: true };
+    else {
+      const locationId = await this.location(req.locationId);
+      const plan = await planConsumption(this.tenantDb, {
+        bom,
+        modifierMaterials: [],
+        quantity: req.quantity,
+        locationId,
+        allowSubstitutes: req.allowSubstitutes === true,
+      });
+      if (plan.shortfalls.length) throw refused(plan.shortfalls);
+      try {
+        result = await this.engine.run(
+          consumptionId,
+          { type: referenceType, id: req.referenceId ?? consumptionId },
+          { locationId, lines: plan.lines },
+          {
+            quantityProduced: req.quantity,
+            unit: bom.yield.unit,
+            referenceId: req.referenceId ?? null,
+            referenceType,
+            notes: req.notes ?? null,
+            substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
+          },
+        );
+      } catch (err) {
+        if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
+        throw err;
+      }
+    }
+    const { doc } = result;
+    const consumed = doc.consumed ?? [];
+    const substituted = new Set((doc.meta.substituted as string[] | undefined) ?? []);
+    return {
+      success: true,
+      sku: product.sku,
+      quantityProduced: doc.meta.quantityProduced,
+      unit: doc.meta.unit,
+      componentsConsumed: consumed.map((c) => ({
+        materialSku: c.sku,
+        quantity: c.quantity,
+        unit: c.unit,
+        costPerUnit: costPerUnit(c),
+        totalCost: c.cost?.total ?? 0,
+        substituted: substituted.has(c.sku),
+        lotsConsumed: c.lots.map((l) => ({ lotNumber: l.lotNumber, quantity: l.quantity, costPerUnit: l.costPerUnit })),
+      })),
+      ...totalsOf(consumed.map((c) => c.cost)),
+      referenceId: doc.meta.referenceId,
+      referenceType: doc.meta.referenceType,
+      notes: doc.meta.notes,
+      locationId: doc.plan.locationId,
+      consumptionId: doc.consumptionId,
+      consumedAt: doc.updatedAt,
+      replayed: result.replayed,
+    };
+  }
+}
