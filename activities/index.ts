@@ -11,6 +11,7 @@ import { importActivities } from './csv/import-activities';
 import { exportCsv } from './csv/export-csv';
 import { transferActivities } from './inventory/transfer-activities';
 import { publicationActivities } from './publication/publish-activities';
+import { orderStockActivities } from './orders/order-stock-activities';
 
 export interface ActivityDeps {
   config: Config;
@@ -49,6 +50,7 @@ export function createActivities(deps: ActivityDeps) {
     exportCsv: exportCsv(deps),
     ...transferActivities(deps),
     ...publicationActivities(deps),
+    ...orderStockActivities(deps),
   });
 }
 

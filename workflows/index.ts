@@ -6,3 +6,4 @@ export { csvImportWorkflow } from './csv/import.workflow';
 export { csvExportWorkflow } from './csv/export.workflow';
 export { transferWorkflow } from './inventory/transfer.workflow';
 export { publicationWorkflow } from './publication/publish.workflow';
+export { orderStockWorkflow } from './orders/order-stock.workflow';

@@ -4,6 +4,8 @@ import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../../shared/orders/lifecycle';
 import type { OrderDoc } from '../../shared/orders/collections';
 import { Orders } from '../../shared/orders/service';
+import { OrderMoves } from '../../shared/orders/moves';
+import type { MoveOutcome } from '../../shared/orders/stock';
 import { limitParam, PAGE_PARAM } from '../../shared/paging';
 import { commaList } from '../../shared/products/query';
 import type { JsonSchema } from '../../shared/validation';
@@ -51,6 +53,12 @@ const createBody: JsonSchema = {
     customerInfo,
     shippingAddress: address(['street', 'city', 'zipCode', 'country']),
     notes: { type: 'string', maxLength: 5000 },
+    locationId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: "where accepting the order takes its stock; the tenant's default location when absent",
+    },
     items: {
       type: 'array',
       minItems: 1,
@@ -116,11 +124,21 @@ function links(id: string, which: ('self' | 'prepare' | 'cancel')[]) {
 }
 
 function presentOrder(doc: OrderDoc) {
-  const { _id, tenantId: _t, audit: _a, createdAt, updatedAt, ...rest } = doc;
+  const { _id, tenantId: _t, audit: _a, createdAt, updatedAt, stock, ...rest } = doc;
   const id = _id.toHexString();
   return {
     _id: id,
     ...rest,
+    // what accepting it took (the activity log has each effect); the ledger keys stay inside
+    ...(stock
+      ? {
+          stock: {
+            locationId: stock.locationId,
+            sales: stock.sales.map((s) => ({ sku: s.sku, quantity: s.quantity })),
+            consumptionId: stock.consumptionId,
+          },
+        }
+      : {}),
     createdAt: createdAt.toISOString(),
     updatedAt: updatedAt.toISOString(),
     _links: links(id, ['self', 'prepare', 'cancel']),
@@ -132,16 +150,20 @@ function service(ctx: AppContext): Orders {
   return new Orders(ctx.deps.db, tenantDb, principal.keyId);
 }
 
-function moveResult(doc: OrderDoc, from: OrderState) {
-  const id = doc._id.toHexString();
+function moves(ctx: AppContext): OrderMoves {
+  const { principal, tenantDb } = tenantOf(ctx);
+  return new OrderMoves(ctx.deps.db, tenantDb, ctx.deps.temporal, ctx.deps.config.taskQueue, principal.keyId);
+}
+
+function moveResult(m: MoveOutcome) {
   return {
     data: {
-      _id: id,
-      externalId: doc.externalId,
-      orderStatus: doc.orderStatus,
-      previousStatus: from,
-      updatedAt: doc.updatedAt.toISOString(),
-      _links: links(id, ['self']),
+      _id: m.orderId,
+      externalId: m.externalId,
+      orderStatus: m.orderStatus,
+      previousStatus: m.previousStatus,
+      updatedAt: m.updatedAt,
+      _links: links(m.orderId, ['self']),
     },
   };
 }
@@ -178,8 +200,7 @@ const namedMoveRoutes: RouteSpec[] = (Object.keys(NAMED_MOVES) as NamedMove[]).m
     responses: moveResponses,
     handler: async (ctx: AppContext) => {
       const { reason } = ctx.request.body as { reason?: string };
-      const { doc, from } = await service(ctx).move(ctx.params.orderId, to, move, reason);
-      ctx.body = moveResult(doc, from);
+      ctx.body = moveResult(await moves(ctx).move(ctx.params.orderId, to, move, reason));
     },
   } satisfies RouteSpec;
 });
@@ -358,8 +379,7 @@ export const orderRoutes = defineRoutes([
     responses: moveResponses,
     handler: async (ctx) => {
       const { status, reason } = ctx.request.body as { status: OrderState; reason?: string };
-      const { doc, from } = await service(ctx).move(ctx.params.orderId, status, 'status', reason);
-      ctx.body = moveResult(doc, from);
+      ctx.body = moveResult(await moves(ctx).move(ctx.params.orderId, status, 'status', reason));
     },
   },
   {
@@ -380,8 +400,7 @@ export const orderRoutes = defineRoutes([
     responses: moveResponses,
     handler: async (ctx) => {
       const { to, reason } = ctx.request.body as { to: OrderState; reason?: string };
-      const { doc, from } = await service(ctx).move(ctx.params.orderId, to, 'transition', reason);
-      ctx.body = moveResult(doc, from);
+      ctx.body = moveResult(await moves(ctx).move(ctx.params.orderId, to, 'transition', reason));
     },
   },
 ]);

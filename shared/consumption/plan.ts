@@ -55,6 +55,8 @@ export interface Demand {
 
 export interface Plan {
   lines: PlannedLine[];
+  /** What each demand needs of its own material (no substitutes), whether or not the stock covers it. */
+  wanted: PlannedLine[];
   demands: Demand[];
   shortfalls: Shortfall[];
   /** Per SKU: base steps required and available at the location. */
@@ -105,10 +107,10 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
   const demands: Demand[] = [];
   const needs = new Map<string, number>();
   const short = new Set<string>();
-  const take = (record: StockRecord, minor: number, source: PlannedLine['source'], componentSku?: string) => {
-    left.set(record.sku, leftOf(record.sku) - minor);
+  const wanted: PlannedLine[] = [];
+  const lineOf = (record: StockRecord, minor: number, source: PlannedLine['source'], componentSku?: string) => {
     const units = unitsOf(record);
-    lines.push({
+    return {
       sku: record.sku,
       kind: kindOf(record),
       minor,
@@ -116,7 +118,11 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       precision: units.base.precision,
       source,
       ...(componentSku ? { componentSku } : {}),
-    });
+    };
+  };
+  const take = (record: StockRecord, minor: number, source: PlannedLine['source'], componentSku?: string) => {
+    left.set(record.sku, leftOf(record.sku) - minor);
+    lines.push(lineOf(record, minor, source, componentSku));
   };
   const show = (record: StockRecord, minor: number) => {
     const base = unitsOf(record).base;
@@ -142,6 +148,7 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     if (need <= 0) continue;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
     const have = Math.max(0, leftOf(record.sku));
+    if (required || have >= need) wanted.push(lineOf(record, need, 'component'));
     if (have >= need) {
       take(record, need, 'component');
       continue;
@@ -176,6 +183,7 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     demands.push({ materialSku: record.sku, source: 'modifier', ...show(record, need), required: true });
     if (need <= 0) continue;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
+    wanted.push(lineOf(record, need, 'modifier'));
     if (Math.max(0, leftOf(record.sku)) >= need) take(record, need, 'modifier');
     else short.add(record.sku);
   }
@@ -201,5 +209,5 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       error: `Not enough ${sku} at ${input.locationId}: ${fromMinor(available, base.precision)} ${base.code} available, ${fromMinor(required, base.precision)} ${base.code} required`,
     });
   }
-  return { lines, demands, shortfalls, bySku, records };
+  return { lines, wanted, demands, shortfalls, bySku, records };
 }

@@ -20,6 +20,8 @@ export interface MovementInput {
   actor: string;
   /** The same key always means the same movement: applying it again answers the first result. */
   idempotencyKey?: string;
+  /** A sale of a product that sells when out of stock: the balance may go below zero. */
+  allowNegative?: boolean;
 }
 
 export function insufficientStock(sku: string, locationId: string, onHand: number, wanted: number): AppError {
@@ -90,6 +92,11 @@ export class Ledger {
     throw new AppError(409, 'conflict', `The stock of ${input.sku} at ${input.locationId} keeps changing; retry`);
   }
 
+  /** The movement recorded under an idempotency key, if any. */
+  async movement(key: string): Promise<StockMovement | null> {
+    return this.movements.findOne({ _id: this.movementId(key) });
+  }
+
   private movementId(key: string): string {
     return `${this.tenantDb.tenantId}:${key}`;
   }
@@ -123,9 +130,11 @@ export class Ledger {
     }
     const delta = movement.delta;
     const lid = levelId(this.tenantDb.tenantId, movement.locationId, movement.sku);
-    const guard = expect !== undefined ? { onHand: expect } : delta < 0 ? { onHand: { $gte: -delta } } : {};
-    // a balance that does not exist yet is created by a movement that adds stock (or sets it from zero)
-    const upsert = delta > 0 && (expect === undefined || expect === 0);
+    const guard =
+      expect !== undefined ? { onHand: expect } : delta < 0 && !input.allowNegative ? { onHand: { $gte: -delta } } : {};
+    // a balance that does not exist yet is created by a movement that adds stock (or sets it from
+    // zero), or by a sale allowed to go below zero
+    const upsert = (delta > 0 || input.allowNegative === true) && (expect === undefined || expect === 0);
     let after: StockLevel | null = null;
     try {
       after = await this.levels.findOneAndUpdate(

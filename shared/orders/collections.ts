@@ -2,6 +2,18 @@ import type { ObjectId } from 'mongodb';
 import { defineCollection } from '../db/collection';
 import type { OrderState } from './lifecycle';
 
+/** A modifier chosen with a line, as it was validated and priced when the order was created. */
+export interface OrderItemModifier {
+  groupId: string;
+  groupName: string;
+  modifierId: string;
+  modifierName: string;
+  quantity: number;
+  priceAdjustment: number;
+  /** Materials it consumes per unit of the line (× quantity already applied by the selection). */
+  inventoryConsumption: { sku: string; quantity: number; unit: string }[];
+}
+
 export interface OrderItem {
   sku: string;
   name: string;
@@ -9,12 +21,33 @@ export interface OrderItem {
   price: number;
   taxable: boolean;
   lineTotal: number;
+  selectedModifiers?: OrderItemModifier[];
+}
+
+/** A stock sale of one order line (a product or variant SKU) at the order's location. */
+export interface SaleLine {
+  sku: string;
+  quantity: number;
+  /** The product sells when out of stock: its balance may go below zero. */
+  allowNegative: boolean;
+  /** The ledger key of the sale; its return is keyed `return:<key>`. */
+  key: string;
+}
+
+/** What accepting the order did to stock, so that cancelling it can put back exactly that. */
+export interface OrderStockEffects {
+  /** The accept workflow run that applied them (keys derive from it). */
+  runId: string;
+  locationId: string;
+  sales: SaleLine[];
+  /** The materials consumption (BOMs on sale, selected modifiers), if any. */
+  consumptionId: string | null;
 }
 
 /** An audit event, written in the same atomic update as the change it records, so it exists exactly once. */
 export interface OrderEvent {
   id: string;
-  type: 'created' | 'updated' | 'customer_updated' | 'status_changed';
+  type: 'created' | 'updated' | 'customer_updated' | 'status_changed' | 'stock_changed';
   actor: string;
   timestamp: Date;
   details: Record<string, unknown>;
@@ -28,6 +61,8 @@ export interface OrderDoc {
   customerInfo: { name: string; [more: string]: unknown };
   shippingAddress?: { street?: string; city?: string; state?: string; zipCode?: string; country?: string };
   notes?: string;
+  /** Where the order's stock is taken (the tenant's default location when absent). */
+  locationId?: string;
   items: OrderItem[];
   currency: string;
   subtotal: number;
@@ -35,6 +70,8 @@ export interface OrderDoc {
   taxRate: number;
   total: number;
   audit: OrderEvent[];
+  /** Set with the move to accepted; absent on orders accepted before orders moved stock. */
+  stock?: OrderStockEffects;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -4,6 +4,7 @@ import { tenants } from '../auth/collections';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { Locations } from '../locations/locations';
 import { pageWindow, slicePage, type PageRequest } from '../paging';
 import { productSkus, products } from '../products/collections';
 import {
@@ -38,6 +39,7 @@ export interface NewOrder {
   customerInfo: { name: string; [more: string]: unknown };
   shippingAddress?: OrderDoc['shippingAddress'];
   notes?: string;
+  locationId?: string;
   items: { sku: string; quantity: number; price?: number }[];
 }
 
@@ -79,6 +81,8 @@ export class Orders {
   /** Prices come from the catalog unless the line gives one; tax is the tenant's rate on taxable lines. */
   async create(input: NewOrder): Promise<OrderDoc> {
     const tenant = await systemCollection(this.db, tenants).findOne({ _id: this.tenantDb.tenantId });
+    if (input.locationId && !(await new Locations(this.tenantDb).getRaw(input.locationId)))
+      throw orderErrors.invalid(`locationId ${input.locationId} is not a location of the tenant`);
     const taxRate = tenant?.settings.taxRate ?? 0;
     const items = await this.priceItems(input.items);
     const currencies = new Set(items.map((i) => i.currency));
@@ -97,6 +101,7 @@ export class Orders {
       customerInfo: input.customerInfo,
       ...(input.shippingAddress ? { shippingAddress: input.shippingAddress } : {}),
       ...(input.notes !== undefined ? { notes: input.notes } : {}),
+      ...(input.locationId ? { locationId: input.locationId } : {}),
       items: items.map(({ currency: _c, ...item }) => item),
       currency: items[0].currency,
       subtotal: money(subtotalCents),

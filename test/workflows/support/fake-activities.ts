@@ -222,8 +222,67 @@ export class FakeWorld {
         for (const o of this.published.get(input.jobId) ?? []) counts[o.outcome]++;
         return counts;
       },
+
+      planOrderStock: async (input) => {
+        await this.enter(input.orderId, 'planOrderStock', input);
+        return {
+          locationId: 'loc-1',
+          sales: [{ sku: 'TEE', quantity: 2, allowNegative: false, key: `ordsale:${input.orderId}:run:0` }],
+          consumption: {
+            locationId: 'loc-1',
+            lines: [
+              {
+                sku: 'FLOUR',
+                kind: 'material' as const,
+                minor: 500,
+                unit: 'kg',
+                precision: 3,
+                source: 'component' as const,
+              },
+            ],
+          },
+          consumptionId: `order:${input.orderId}:run`,
+        };
+      },
+      applyOrderSales: async (input) => {
+        await this.enter(input.orderId, 'applyOrderSales', input);
+      },
+      consumeOrderMaterials: async (input) => {
+        await this.enter(input.orderId, 'consumeOrderMaterials', input);
+      },
+      markOrderAccepted: async (input) => {
+        await this.enter(input.orderId, 'markOrderAccepted', input);
+        return orderMove(input.orderId, 'pending', 'accepted');
+      },
+      markOrderCancelled: async (input) => {
+        await this.enter(input.orderId, 'markOrderCancelled', input);
+        const stock = {
+          runId: 'run',
+          locationId: 'loc-1',
+          sales: [{ sku: 'TEE', quantity: 2, allowNegative: false, key: `ordsale:${input.orderId}:run:0` }],
+          consumptionId: `order:${input.orderId}:run`,
+        };
+        return { outcome: orderMove(input.orderId, 'accepted', 'cancelled'), stock };
+      },
+      returnOrderStock: async (input) => {
+        await this.enter(input.orderId, 'returnOrderStock', input);
+      },
+      recordOrderStockReturned: async (input) => {
+        await this.enter(input.orderId, 'recordOrderStockReturned', input);
+      },
     };
   }
+}
+
+/** A fixed order move (the fakes' answers must not vary between recordings). */
+function orderMove(orderId: string, from: 'pending' | 'accepted', to: 'accepted' | 'cancelled') {
+  return {
+    orderId,
+    externalId: `ext-${orderId}`,
+    orderStatus: to,
+    previousStatus: from,
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type TransferActionArgs,
   type TransferInput,
 } from '../../../shared/inventory/messages';
+import { orderStock, type OrderStockInput } from '../../../shared/orders/messages';
 import type { FakeWorld, ImportFile } from './fake-activities';
 
 /**
@@ -326,7 +327,44 @@ export const scenarios: Scenario[] = [
       return settle(handle, refusals);
     },
   },
+
+  {
+    workflow: orderStock,
+    name: 'accepted',
+    run: async (ctx) => {
+      const orderId = ctx.id('ord-accepted');
+      return settle(await start(ctx, orderStock, `ordacc_${orderId}`, orderInput(orderId, 'accept')));
+    },
+  },
+  {
+    workflow: orderStock,
+    name: 'accept-refused-then-returned',
+    run: async (ctx) => {
+      const orderId = ctx.id('ord-refused');
+      ctx.world.script(orderId, { failAt: 'consumeOrderMaterials' });
+      return settle(await start(ctx, orderStock, `ordacc_${orderId}`, orderInput(orderId, 'accept')));
+    },
+  },
+  {
+    workflow: orderStock,
+    name: 'cancelled',
+    run: async (ctx) => {
+      const orderId = ctx.id('ord-cancelled');
+      return settle(await start(ctx, orderStock, `ordcnl_${orderId}`, orderInput(orderId, 'cancel')));
+    },
+  },
 ];
+
+function orderInput(orderId: string, action: OrderStockInput['action']): OrderStockInput {
+  return {
+    tenantId: TENANT,
+    orderId,
+    action,
+    actor: ACTOR,
+    via: action,
+    ...(action === 'cancel' ? { reason: 'customer asked' } : {}),
+  };
+}
 
 /** The failure type of an update that was accepted and then failed in its activity (e.g. insufficient stock). */
 async function refusalOfActivity(update: Promise<unknown>): Promise<string> {

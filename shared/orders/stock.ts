@@ -1,0 +1,319 @@
+import { ObjectId } from 'mongodb';
+import { ConsumptionEngine, ConsumptionRefused } from '../consumption/engine';
+import type { ConsumptionPlan, PlannedLine, Shortfall } from '../consumption/collections';
+import { planConsumption, type StoredBom } from '../consumption/plan';
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { Ledger } from '../inventory/ledger';
+import { Locations } from '../locations/locations';
+import { fromMinor } from '../materials/quantity';
+import { productSkus, products } from '../products/collections';
+import type { ProductDoc } from '../products/types';
+import { orders, type OrderDoc, type OrderEvent, type OrderStockEffects, type SaleLine } from './collections';
+import { canMove, NEEDS_REASON, type OrderState } from './lifecycle';
+import { orderErrors, parseOrderId } from './service';
+
+/** What accepting an order will take: its lines' sales and its materials. */
+export interface OrderStockPlan {
+  locationId: string;
+  sales: SaleLine[];
+  consumption: ConsumptionPlan | null;
+  consumptionId: string | null;
+}
+
+export interface MoveOutcome {
+  orderId: string;
+  externalId: string;
+  orderStatus: OrderState;
+  previousStatus: OrderState;
+  updatedAt: string;
+}
+
+/** Products of these types hold no stock: selling one takes only the materials its BOM uses on sale. */
+const STOCKLESS = new Set(['digital', 'service']);
+
+function insufficient(
+  orderId: string,
+  products: { sku: string; onHand: number; required: number }[],
+  materials: Shortfall[],
+): AppError {
+  const names = [...products.map((p) => p.sku), ...materials.map((m) => m.materialSku)];
+  return new AppError(
+    409,
+    'orders:insufficient_stock',
+    `Order ${orderId} cannot be accepted: not enough stock of ${names.join(', ')}`,
+    { details: { products, materials } },
+  );
+}
+
+function outcome(doc: OrderDoc, from: OrderState): MoveOutcome {
+  return {
+    orderId: doc._id.toHexString(),
+    externalId: doc.externalId,
+    orderStatus: doc.orderStatus,
+    previousStatus: from,
+    updatedAt: doc.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * The stock side of an order's acceptance and cancellation, one step per method so that the order
+ * workflow (workflows/orders/order-stock.workflow.ts) decides and compensates between them. Every
+ * step is safe to run again: sales and returns are ledger movements keyed by the workflow run and
+ * line, the materials go through the consumption engine under one id, and the moves of the order
+ * carry event ids that a repeat recognises.
+ */
+export class OrderStock {
+  constructor(
+    private readonly tenantDb: TenantDb,
+    private readonly actor: string,
+  ) {}
+
+  private get orders() {
+    return this.tenantDb.collection(orders);
+  }
+
+  private async order(orderId: string): Promise<OrderDoc> {
+    const _id = parseOrderId(orderId);
+    const doc = _id ? await this.orders.findOne({ _id }) : null;
+    if (!doc) throw orderErrors.notFound(orderId);
+    return doc;
+  }
+
+  /**
+   * What accepting the order takes at its location: each line's product (unless it holds no stock)
+   * and the materials of BOMs consumed on sale and of the selected modifiers. 409 naming every SKU
+   * short (a product that sells when out of stock is never short); 409 when the order is not pending.
+   */
+  async plan(orderId: string, runId: string): Promise<OrderStockPlan> {
+    const order = await this.order(orderId);
+    if (!canMove(order.orderStatus, 'accepted'))
+      throw orderErrors.invalidTransition(orderId, order.orderStatus, 'accepted');
+    const locationId = order.locationId ?? (await new Locations(this.tenantDb).defaultId());
+    const skus = [...new Set(order.items.map((i) => i.sku))];
+    const claims = await this.tenantDb
+      .collection(productSkus)
+      .find({ sku: { $in: skus } })
+      .toArray();
+    const ids = [...new Set(claims.map((c) => c.productId))].flatMap((id) =>
+      ObjectId.isValid(id) ? [new ObjectId(id)] : [],
+    );
+    const docs = ids.length
+      ? await this.tenantDb
+          .collection(products)
+          .find({ _id: { $in: ids } })
+          .toArray()
+      : [];
+    const productOf = (sku: string): ProductDoc | undefined =>
+      docs.find((d) => d.sku === sku || d.variants.some((v) => v.sku === sku));
+
+    const sales: SaleLine[] = [];
+    const lines: PlannedLine[] = [];
+    for (const [i, item] of order.items.entries()) {
+      const product = productOf(item.sku);
+      if (!product) throw orderErrors.invalid(`item ${item.sku} is no longer in the catalog`);
+      const variant = product.variants.find((v) => v.sku === item.sku);
+      if (!STOCKLESS.has(product.productType as string))
+        sales.push({
+          sku: item.sku,
+          quantity: item.quantity,
+          allowNegative: Boolean(variant?.sellIfOutOfStock || product.sellIfOutOfStock),
+          key: `ordsale:${orderId}:${runId}:${i}`,
+        });
+      const bom = product.billOfMaterials as StoredBom | undefined;
+      const modifierMaterials = (item.selectedModifiers ?? []).flatMap((m) =>
+        m.inventoryConsumption.map((c) => ({ ...c, times: 1 })),
+      );
+      if (bom?.consumptionMode !== 'on_sale' && !modifierMaterials.length) continue;
+      const plan = await planConsumption(this.tenantDb, {
+        bom: bom?.consumptionMode === 'on_sale' ? bom : null,
+        modifierMaterials,
+        quantity: item.quantity,
+        locationId,
+        allowSubstitutes: false,
+      });
+      lines.push(...plan.wanted);
+    }
+
+    const ledger = new Ledger(this.tenantDb);
+    const wanted = new Map<string, number>();
+    for (const s of sales) if (!s.allowNegative) wanted.set(s.sku, (wanted.get(s.sku) ?? 0) + s.quantity);
+    const shortProducts = (
+      await Promise.all(
+        [...wanted].map(async ([sku, required]) => ({ sku, required, onHand: await ledger.onHand(sku, locationId) })),
+      )
+    ).filter((p) => p.onHand < p.required);
+    const shortMaterials = await this.materialShortfalls(lines, locationId);
+    if (shortProducts.length || shortMaterials.length) throw insufficient(orderId, shortProducts, shortMaterials);
+    const consumptionId = lines.length ? `order:${orderId}:${runId}` : null;
+    return { locationId, sales, consumption: lines.length ? { locationId, lines } : null, consumptionId };
+  }
+
+  /** Materials whose lines, summed over every order line, need more than the location has. */
+  private async materialShortfalls(lines: PlannedLine[], locationId: string): Promise<Shortfall[]> {
+    if (!lines.length) return [];
+    const bySku = new Map<string, PlannedLine & { total: number }>();
+    for (const l of lines) {
+      const at = bySku.get(l.sku);
+      if (at) at.total += l.minor;
+      else bySku.set(l.sku, { ...l, total: l.minor });
+    }
+    const check = await planConsumption(this.tenantDb, {
+      bom: null,
+      modifierMaterials: [...bySku.values()].map((l) => ({
+        sku: l.sku,
+        quantity: fromMinor(l.total, l.precision),
+        unit: l.unit,
+        times: 1,
+      })),
+      quantity: 1,
+      locationId,
+      allowSubstitutes: false,
+    });
+    return check.shortfalls;
+  }
+
+  /** Takes each line's sale; a guarded line short by now is a 409 (the workflow puts back the others). */
+  async applySales(orderId: string, plan: OrderStockPlan): Promise<void> {
+    const ledger = new Ledger(this.tenantDb);
+    for (const s of plan.sales) {
+      try {
+        await ledger.apply({
+          sku: s.sku,
+          locationId: plan.locationId,
+          delta: -s.quantity,
+          reason: 'sale',
+          reference: { type: 'order', id: orderId },
+          actor: this.actor,
+          idempotencyKey: s.key,
+          allowNegative: s.allowNegative,
+        });
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'conflict/insufficient-stock') {
+          const d = err.extra.details as { onHand: number; wanted: number };
+          throw insufficient(orderId, [{ sku: s.sku, onHand: d.onHand, required: d.wanted }], []);
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Takes the order's materials, all or nothing (409 naming the materials short). */
+  async consumeMaterials(orderId: string, plan: OrderStockPlan): Promise<void> {
+    if (!plan.consumption || !plan.consumptionId) return;
+    try {
+      await new ConsumptionEngine(this.tenantDb, this.actor).run(
+        plan.consumptionId,
+        { type: 'order', id: orderId },
+        plan.consumption,
+      );
+    } catch (err) {
+      if (err instanceof ConsumptionRefused) throw insufficient(orderId, [], err.shortfalls);
+      throw err;
+    }
+  }
+
+  /** Puts back every sale that applied and the materials; once, however often it runs. */
+  async returnStock(orderId: string, effects: Pick<OrderStockEffects, 'locationId' | 'sales' | 'consumptionId'>) {
+    const ledger = new Ledger(this.tenantDb);
+    for (const s of effects.sales) {
+      const sale = await ledger.movement(s.key);
+      if (sale?.status !== 'applied') continue;
+      await ledger.apply({
+        sku: s.sku,
+        locationId: sale.locationId,
+        delta: -sale.delta,
+        reason: 'return',
+        reference: { type: 'order', id: orderId },
+        actor: this.actor,
+        idempotencyKey: `return:${s.key}`,
+      });
+    }
+    if (effects.consumptionId) await new ConsumptionEngine(this.tenantDb, this.actor).giveBack(effects.consumptionId);
+  }
+
+  /** The event ids a run writes: a repeated step finds its own event and does not write it again. */
+  private event(id: string, type: OrderEvent['type'], details: Record<string, unknown>): OrderEvent {
+    return { id, type, actor: this.actor, timestamp: new Date(), details };
+  }
+
+  /** pending → accepted with the stock effects and their audit events, in one guarded update. */
+  async markAccepted(orderId: string, plan: OrderStockPlan, runId: string, via: string): Promise<MoveOutcome> {
+    const order = await this.order(orderId);
+    const eventId = `${runId}:accepted`;
+    if (order.audit.some((e) => e.id === eventId)) return outcome(order, 'pending');
+    if (!canMove(order.orderStatus, 'accepted'))
+      throw orderErrors.invalidTransition(orderId, order.orderStatus, 'accepted');
+    const effects: OrderStockEffects = {
+      runId,
+      locationId: plan.locationId,
+      sales: plan.sales,
+      consumptionId: plan.consumptionId,
+    };
+    const moved = this.event(eventId, 'status_changed', { from: order.orderStatus, to: 'accepted', via });
+    const stock = this.event(`${runId}:stock-taken`, 'stock_changed', {
+      effect: 'taken',
+      locationId: plan.locationId,
+      sales: plan.sales.map((s) => ({ sku: s.sku, quantity: s.quantity, reason: 'sale' })),
+      materials: (plan.consumption?.lines ?? []).map((l) => ({
+        sku: l.sku,
+        quantity: fromMinor(l.minor, l.precision),
+        unit: l.unit,
+      })),
+      consumptionId: plan.consumptionId,
+    });
+    const doc = await this.orders.findOneAndUpdate(
+      { _id: order._id, orderStatus: order.orderStatus },
+      {
+        $set: { orderStatus: 'accepted', stock: effects, updatedAt: moved.timestamp },
+        $push: { audit: { $each: [moved, stock] } },
+      } as never,
+      { returnDocument: 'after' },
+    );
+    if (!doc) {
+      const now = await this.order(orderId);
+      if (now.audit.some((e) => e.id === eventId)) return outcome(now, 'pending');
+      throw orderErrors.invalidTransition(orderId, now.orderStatus, 'accepted');
+    }
+    return outcome(doc, order.orderStatus);
+  }
+
+  /** Moves the order to cancelled (guarded); answers the move and the stock effects to put back. */
+  async markCancelled(
+    orderId: string,
+    runId: string,
+    via: string,
+    reason?: string,
+  ): Promise<{ outcome: MoveOutcome; stock: OrderStockEffects | null }> {
+    const eventId = `${runId}:cancelled`;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const order = await this.order(orderId);
+      const done = order.audit.find((e) => e.id === eventId);
+      if (done) return { outcome: outcome(order, done.details.from as OrderState), stock: order.stock ?? null };
+      if (!canMove(order.orderStatus, 'cancelled'))
+        throw orderErrors.invalidTransition(orderId, order.orderStatus, 'cancelled');
+      if (NEEDS_REASON.has('cancelled') && !reason)
+        throw orderErrors.invalid('reason is required to move an order to cancelled');
+      const ev = this.event(eventId, 'status_changed', { from: order.orderStatus, to: 'cancelled', via, reason });
+      const doc = await this.orders.findOneAndUpdate(
+        { _id: order._id, orderStatus: order.orderStatus },
+        { $set: { orderStatus: 'cancelled', updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+        { returnDocument: 'after' },
+      );
+      if (doc) return { outcome: outcome(doc, order.orderStatus), stock: doc.stock ?? null };
+    }
+    throw new AppError(409, 'orders:conflict', `Order ${orderId} kept changing; read it again and retry`);
+  }
+
+  /** Records on the order that its stock went back (once per run). */
+  async recordReturned(orderId: string, runId: string, effects: OrderStockEffects): Promise<void> {
+    const _id = parseOrderId(orderId);
+    const ev = this.event(`${runId}:stock-returned`, 'stock_changed', {
+      effect: 'returned',
+      locationId: effects.locationId,
+      sales: effects.sales.map((s) => ({ sku: s.sku, quantity: s.quantity, reason: 'return' })),
+      consumptionId: effects.consumptionId,
+    });
+    await this.orders.updateOne({ _id: _id!, 'audit.id': { $ne: ev.id } } as never, { $push: { audit: ev } } as never);
+  }
+}

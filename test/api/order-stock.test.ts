@@ -1,0 +1,233 @@
+import { ApiClient } from '../helpers/client';
+import { expectError } from '../helpers/expect-error';
+import { TestDeps } from '../helpers/stack';
+import { systemLocationId } from '../../shared/locations/locations';
+
+/**
+ * Orders move stock, through HTTP on the real API and worker: accepting an order takes each line's
+ * product (a `sale` movement) at the order's location, the materials of BOMs consumed on sale and
+ * of the selected modifiers; cancelling an accepted order puts all of it back. Short stock refuses
+ * the acceptance (409 naming the SKUs, nothing taken) unless the product sells when out of stock.
+ */
+let deps: TestDeps;
+let api: ApiClient;
+let A: string;
+let B: string;
+const P = `OS${Date.now().toString(36).toUpperCase()}`;
+let n = 0;
+
+beforeAll(async () => {
+  deps = await TestDeps.open();
+  const tenant = await deps.tenantWithKey();
+  api = new ApiClient(tenant.key);
+  A = systemLocationId(tenant.tenantId);
+  const second = await api.post('/locations', { name: `Store ${P}`, type: 'location' });
+  expect(second.status).toBe(201);
+  B = second.body.id;
+});
+afterAll(() => deps.close());
+
+type Body = Record<string, unknown>;
+const sku = (tag: string) => `${P}-${tag}-${++n}`.toUpperCase();
+
+async function product(tag: string, extra: Body = {}): Promise<any> {
+  const res = await api.post('/products', { sku: sku(tag), title: { value: tag }, price: 10, ...extra });
+  if (res.status !== 201) throw new Error(`${res.status} ${res.text}`);
+  return res.body;
+}
+
+async function material(tag: string, quantity: number, location = A): Promise<string> {
+  const s = sku(tag);
+  expect(
+    (await api.post('/products/materials', { sku: s, title: tag, baseUnit: { code: 'kg', name: 'kg', precision: 3 } }))
+      .status,
+  ).toBe(201);
+  if (quantity > 0)
+    expect(
+      (await api.post(`/products/materials/${s}/stock/${location}`, { quantity, lot: { costPerUnit: 2 } })).status,
+    ).toBe(200);
+  return s;
+}
+
+const setStock = async (s: string, stock: number, location = A) =>
+  expect((await api.put(`/inventory/location/${location}/product/${s}`, { stock })).status).toBe(200);
+const stockOf = async (s: string, location = A) =>
+  (await api.get(`/inventory/location/${location}/product/${s}`)).body.onHand ?? 0;
+const materialAt = async (s: string, location = A) => {
+  const res = await api.get(`/products/materials/${s}/stock/${location}`);
+  return res.status === 404 ? 0 : res.body.quantity;
+};
+
+async function order(items: Body[], extra: Body = {}): Promise<string> {
+  const res = await api.post('/orders', {
+    externalId: `${P}-${++n}`,
+    customerInfo: { name: 'Ana' },
+    items,
+    ...extra,
+  });
+  if (res.status !== 201) throw new Error(`${res.status} ${res.text}`);
+  return res.body.data._id;
+}
+
+const accept = (id: string) => api.post(`/orders/${id}/accept`);
+const cancel = (id: string) => api.post(`/orders/${id}/cancel`, { reason: 'customer changed their mind' });
+const log = async (id: string) => (await api.get(`/orders/${id}/activity-log?limit=200`)).body.data as any[];
+
+describe('accepting an order takes its stock; cancelling it puts it back', () => {
+  it('sells each line at the default location, consumes on-sale BOMs, and returns everything on cancel', async () => {
+    const flour = await material('FLOUR', 5);
+    const bread = await product('BREAD', {
+      billOfMaterials: {
+        consumptionMode: 'on_sale',
+        yield: { quantity: 1, unit: 'pza' },
+        components: [{ materialSku: flour, quantity: 0.5, unit: 'kg' }],
+      },
+    });
+    const mug = await product('MUG');
+    await setStock(bread.sku, 10);
+    await setStock(mug.sku, 3);
+    const id = await order([
+      { sku: bread.sku, quantity: 2 },
+      { sku: mug.sku, quantity: 3 },
+    ]);
+    const res = await accept(id);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ _id: id, orderStatus: 'accepted', previousStatus: 'pending' });
+    expect(await stockOf(bread.sku)).toBe(8);
+    expect(await stockOf(mug.sku)).toBe(0);
+    expect(await materialAt(flour)).toBe(4);
+    const read = (await api.get(`/orders/${id}`)).body.data;
+    expect(read.stock).toMatchObject({
+      locationId: A,
+      sales: [
+        { sku: bread.sku, quantity: 2 },
+        { sku: mug.sku, quantity: 3 },
+      ],
+    });
+    const taken = (await log(id)).find((e) => e.type === 'stock_changed');
+    expect(taken.details).toMatchObject({
+      effect: 'taken',
+      locationId: A,
+      sales: [
+        { sku: bread.sku, quantity: 2, reason: 'sale' },
+        { sku: mug.sku, quantity: 3, reason: 'sale' },
+      ],
+      materials: [{ sku: flour, quantity: 1, unit: 'kg' }],
+    });
+
+    const cancelled = await cancel(id);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data).toMatchObject({ orderStatus: 'cancelled', previousStatus: 'accepted' });
+    expect(await stockOf(bread.sku)).toBe(10);
+    expect(await stockOf(mug.sku)).toBe(3);
+    expect(await materialAt(flour)).toBe(5);
+    const effects = (await log(id)).filter((e) => e.type === 'stock_changed').map((e) => e.details.effect);
+    expect(effects).toEqual(['taken', 'returned']);
+    const movements = (await api.get(`/products/materials/${flour}/movements`)).body.data.map((m: any) => m.type);
+    expect(movements).toEqual(['return', 'consumption', 'receipt']);
+  });
+
+  it('refuses with 409 naming every SKU short, and takes nothing', async () => {
+    const sugar = await material('SUGAR', 0.1);
+    const cake = await product('CAKE', {
+      billOfMaterials: {
+        consumptionMode: 'on_sale',
+        yield: { quantity: 1, unit: 'pza' },
+        components: [{ materialSku: sugar, quantity: 0.25, unit: 'kg' }],
+      },
+    });
+    const tea = await product('TEA');
+    const jam = await product('JAM');
+    await setStock(cake.sku, 5);
+    await setStock(tea.sku, 1);
+    await setStock(jam.sku, 9);
+    const id = await order([
+      { sku: cake.sku, quantity: 1 },
+      { sku: tea.sku, quantity: 2 },
+      { sku: jam.sku, quantity: 1 },
+    ]);
+    const res = await accept(id);
+    expectError(res, 409, 'orders:insufficient_stock', 'orders');
+    expect(res.body.error.message).toContain(tea.sku);
+    expect(res.body.error.message).toContain(sugar);
+    expect(res.body.error.message).not.toContain(jam.sku);
+    expect((await api.get(`/orders/${id}`)).body.data.orderStatus).toBe('pending');
+    expect([await stockOf(cake.sku), await stockOf(tea.sku), await stockOf(jam.sku)]).toEqual([5, 1, 9]);
+    expect(await materialAt(sugar)).toBe(0.1);
+    // restocked, the same order is accepted
+    await setStock(tea.sku, 2);
+    expect((await api.post(`/products/materials/${sugar}/stock/${A}`, { quantity: 1 })).status).toBe(200);
+    expect((await accept(id)).status).toBe(200);
+    expect([await stockOf(cake.sku), await stockOf(tea.sku), await stockOf(jam.sku)]).toEqual([4, 0, 8]);
+    expect(await materialAt(sugar)).toBe(0.85);
+  });
+
+  it('sums what every line needs before deciding: two lines of one material short together are refused', async () => {
+    const oil = await material('OIL', 1);
+    const bom = {
+      consumptionMode: 'on_sale',
+      yield: { quantity: 1, unit: 'pza' },
+      components: [{ materialSku: oil, quantity: 0.6, unit: 'kg' }],
+    };
+    const fries = await product('FRIES', { billOfMaterials: bom, productType: 'service' });
+    const chips = await product('CHIPS', { billOfMaterials: bom, productType: 'service' });
+    const id = await order([
+      { sku: fries.sku, quantity: 1 },
+      { sku: chips.sku, quantity: 1 },
+    ]);
+    const res = await accept(id);
+    expectError(res, 409, 'orders:insufficient_stock', 'orders');
+    expect(res.body.error.details?.materials ?? res.body.error.message).toBeTruthy();
+    expect(await materialAt(oil)).toBe(1);
+  });
+
+  it('a product that sells when out of stock goes below zero; a service holds no stock', async () => {
+    const pre = await product('PREORDER', { sellIfOutOfStock: true });
+    const svc = await product('REPAIR', { productType: 'service' });
+    const id = await order([
+      { sku: pre.sku, quantity: 2 },
+      { sku: svc.sku, quantity: 1 },
+    ]);
+    expect((await accept(id)).status).toBe(200);
+    expect(await stockOf(pre.sku)).toBe(-2);
+    expect(await stockOf(svc.sku)).toBe(0);
+    expect((await cancel(id)).status).toBe(200);
+    expect(await stockOf(pre.sku)).toBe(0);
+  });
+
+  it('takes stock at the order’s location; an unknown location is refused at creation', async () => {
+    const lamp = await product('LAMP');
+    await setStock(lamp.sku, 4, B);
+    const id = await order([{ sku: lamp.sku, quantity: 1 }], { locationId: B });
+    expect((await accept(id)).status).toBe(200);
+    expect(await stockOf(lamp.sku, B)).toBe(3);
+    const bad = await api.post('/orders', {
+      externalId: `${P}-bad-loc`,
+      customerInfo: { name: 'Ana' },
+      items: [{ sku: lamp.sku, quantity: 1 }],
+      locationId: 'loc_nowhere',
+    });
+    expectError(bad, 400, 'validation:invalid_input', 'orders');
+  });
+
+  it('accepting through PUT /status and cancelling through /transition move stock the same way', async () => {
+    const cup = await product('CUP');
+    await setStock(cup.sku, 2);
+    const id = await order([{ sku: cup.sku, quantity: 2 }]);
+    expect((await api.put(`/orders/${id}/status`, { status: 'accepted' })).status).toBe(200);
+    expect(await stockOf(cup.sku)).toBe(0);
+    expect((await api.post(`/orders/${id}/prepare`)).status).toBe(200);
+    expect((await api.post(`/orders/${id}/transition`, { to: 'cancelled', reason: 'broken' })).status).toBe(200);
+    expect(await stockOf(cup.sku)).toBe(2);
+  });
+
+  it('concurrent accepts of one order take its stock once', async () => {
+    const pen = await product('PEN');
+    await setStock(pen.sku, 10);
+    const id = await order([{ sku: pen.sku, quantity: 3 }]);
+    const all = await Promise.all(Array.from({ length: 6 }, () => accept(id)));
+    expect(all.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(all.filter((r) => r.status === 409)).toHaveLength(5);
+    expect(await stockOf(pen.sku)).toBe(7);
+  });
+});
