@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { loadConfig } from '../shared/config';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
+import { finishStaleConsumptions } from '../shared/consumption/recovery';
 import { Tenancy } from '../shared/auth/tenancy';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
@@ -28,10 +29,17 @@ async function main(): Promise<void> {
     10 * 60_000,
   );
   sweep.unref();
+  // consumptions a killed API process left half-way are finished by the next sweep (shared/consumption/recovery.ts)
+  const recover = setInterval(
+    () => void finishStaleConsumptions(mongo.db).catch((err) => log.warn({ err }, 'consumption recovery failed')),
+    30_000,
+  );
+  recover.unref();
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'api stopping');
     clearInterval(sweep);
+    clearInterval(recover);
     tenancy.close();
     server.close(() => {
       void Promise.allSettled([temporal.connection.close(), mongo.client.close()]).then(() => {

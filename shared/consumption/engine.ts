@@ -38,7 +38,7 @@ function perSku(plan: ConsumptionPlan): { sku: string; kind: StockKind; minor: n
   return [...bySku.values()];
 }
 
-function movementIdOf(consumptionId: string, attempt: number, sku: string, what: 'take' | 'return'): string {
+export function movementIdOf(consumptionId: string, attempt: number, sku: string, what: 'take' | 'return'): string {
   const hash = createHash('sha256').update(`consumption\n${consumptionId}\n${attempt}\n${sku}\n${what}`).digest('hex');
   return `mmv_${hash.slice(0, 26)}`;
 }
@@ -219,6 +219,22 @@ export class ConsumptionEngine {
       { _id: doc._id, status: from, attempt: doc.attempt },
       { $set: { status: to, updatedAt: new Date() } },
     );
+  }
+
+  /**
+   * Finishes a consumption its driver left half-way (a process killed while driving it): a pending
+   * one is driven on to its decision, a failing or returning one finishes putting back.
+   */
+  async finish(doc: ConsumptionDoc): Promise<ConsumptionStatus> {
+    if (doc.status === 'pending') {
+      try {
+        await this.drive(doc, true);
+      } catch (err) {
+        if (!(err instanceof ConsumptionRefused) && !(err instanceof AppError)) throw err;
+      }
+    } else if (doc.status === 'failing') await this.putBack(doc, 'failed');
+    else if (doc.status === 'returning') await this.putBack(doc, 'returned');
+    return (await this.find(doc.consumptionId))?.status ?? doc.status;
   }
 
   /**

@@ -3,6 +3,11 @@ import { expectError } from '../helpers/expect-error';
 import { TestDeps } from '../helpers/stack';
 import { systemLocationId } from '../../shared/locations/locations';
 import { SCOPES, type Scope } from '../../shared/auth/scopes';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { StockStore } from '../../shared/materials/stock';
+import { materialConsumptions, type ConsumptionDoc } from '../../shared/consumption/collections';
+import { movementIdOf } from '../../shared/consumption/engine';
+import { finishStaleConsumptions } from '../../shared/consumption/recovery';
 
 /**
  * Consumption of materials through HTTP on the real API: a BOM run (POST /products/{sku}/bom/consume)
@@ -428,5 +433,85 @@ describe('consumption routes', () => {
     expectError(await without.post(path, body), 403, 'auth:permission_denied');
     const only = new ApiClient((await deps.tenancy.issueKey(tenantId, [scope])).key);
     expect((await only.post(path, body)).status).toBe(200);
+  });
+});
+
+describe('a consumption whose driver died half-way', () => {
+  /** Records a consumption of 0.5 kg of each SKU as a killed driver leaves it, having taken the first. */
+  async function halfDriven(id: string, skus: string[], status: ConsumptionDoc['status']) {
+    const tenantDb = new TenantDb(deps.db, tenantId);
+    const old = new Date(Date.now() - 5 * 60_000);
+    const lines = skus.map((s) => ({
+      sku: s,
+      kind: 'material' as const,
+      minor: 500,
+      unit: 'kg',
+      precision: 3,
+      source: 'component' as const,
+    }));
+    await tenantDb.collection(materialConsumptions).insertOne({
+      _id: `${tenantId}:${id}`,
+      consumptionId: id,
+      reference: null,
+      status,
+      attempt: 1,
+      plan: { locationId: A, lines },
+      consumed: null,
+      shortfalls: null,
+      meta: {},
+      actor: 'key_killed',
+      createdAt: old,
+      updatedAt: old,
+    });
+    await new StockStore(tenantDb, 'material').consume(skus[0], {
+      actor: 'key_killed',
+      movementId: movementIdOf(id, 1, skus[0], 'take'),
+      returnId: movementIdOf(id, 1, skus[0], 'return'),
+      consumption: { id, reference: null },
+      locationId: A,
+      minor: 500,
+    });
+    return tenantDb;
+  }
+
+  it('pending: the recovery sweep takes the rest, exactly once', async () => {
+    const a = await material('RA');
+    const b = await material('RB');
+    await receive(a, 2, 1);
+    await receive(b, 2, 1);
+    const id = `crash-${P}-1`;
+    const tenantDb = await halfDriven(id, [a, b], 'pending');
+    expect([await onHand(a), await onHand(b)]).toEqual([1.5, 2]);
+    await finishStaleConsumptions(deps.db);
+    await finishStaleConsumptions(deps.db);
+    expect([await onHand(a), await onHand(b)]).toEqual([1.5, 1.5]);
+    expect((await tenantDb.collection(materialConsumptions).findOne({ _id: `${tenantId}:${id}` }))?.status).toBe(
+      'applied',
+    );
+  });
+
+  it('failing: the recovery sweep puts back what was taken and voids the rest', async () => {
+    const a = await material('RC');
+    const b = await material('RD');
+    await receive(a, 2, 1);
+    await receive(b, 2, 1);
+    const id = `crash-${P}-2`;
+    const tenantDb = await halfDriven(id, [a, b], 'failing');
+    await finishStaleConsumptions(deps.db);
+    expect([await onHand(a), await onHand(b)]).toEqual([2, 2]);
+    expect((await tenantDb.collection(materialConsumptions).findOne({ _id: `${tenantId}:${id}` }))?.status).toBe(
+      'failed',
+    );
+    // the voided line can never be taken by a driver that wakes up late
+    const late = new StockStore(tenantDb, 'material').consume(b, {
+      actor: 'key_late',
+      movementId: movementIdOf(id, 1, b, 'take'),
+      returnId: movementIdOf(id, 1, b, 'return'),
+      consumption: { id, reference: null },
+      locationId: A,
+      minor: 500,
+    });
+    await expect(late).rejects.toMatchObject({ status: 409 });
+    expect(await onHand(b)).toBe(2);
   });
 });
