@@ -20,6 +20,7 @@ import { lotRoutes } from './inventory/lots';
 import { reportRoutes } from './inventory/reports';
 import { materialRoutes } from './materials/routes';
 import { consumptionRoutes } from './consumption/routes';
+import { modifierRoutes } from './modifiers/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
 export const allRoutes: RouteSpec[] = [
@@ -41,6 +42,7 @@ export const allRoutes: RouteSpec[] = [
   ...publicationJobRoutes,
   ...retailGroupRoutes,
   ...productRoutes,
+  ...modifierRoutes,
   ...locationRoutes,
   ...channelRoutes,
   ...orderRoutes,

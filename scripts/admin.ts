@@ -2,13 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseScopes } from '../shared/auth/scopes';
-import { Tenancy } from '../shared/auth/tenancy';
+import { canonicalTimeZone, DEFAULT_TIME_ZONE, Tenancy } from '../shared/auth/tenancy';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 
 const USAGE = `npm run admin -- <command>
 
-  tenant create --name <name> [--tax-rate <0..1>]
+  tenant create --name <name> [--tax-rate <0..1>] [--time-zone <IANA name, default UTC>]
   tenant list
   tenant suspend <tenantId>
   tenant resume <tenantId>
@@ -38,6 +38,7 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
     options: {
       name: { type: 'string' },
       'tax-rate': { type: 'string' },
+      'time-zone': { type: 'string' },
       tenant: { type: 'string' },
       scopes: { type: 'string' },
     },
@@ -55,7 +56,12 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
     case 'tenant create': {
       const taxRate = values['tax-rate'] === undefined ? 0 : Number(values['tax-rate']);
       if (!(taxRate >= 0 && taxRate <= 1)) throw new UsageError('--tax-rate must be a number from 0 to 1');
-      return tenancy.createTenant(need(values.name, '--name'), { taxRate });
+      const timeZone = canonicalTimeZone(values['time-zone'] ?? DEFAULT_TIME_ZONE);
+      if (!timeZone)
+        throw new UsageError(
+          `--time-zone must be an IANA time zone name (America/Mexico_City, UTC, …); got ${values['time-zone']}`,
+        );
+      return tenancy.createTenant(need(values.name, '--name'), { taxRate, timeZone });
     }
     case 'tenant list':
       return tenancy.listTenants();

@@ -1,11 +1,21 @@
 import { defineCollection } from '../db/collection';
 import type { Scope } from './scopes';
 
+export interface TenantSettings {
+  taxRate: number;
+  /**
+   * The tenant's IANA time zone (`America/Mexico_City`), in which time-of-day rules such as a
+   * modifier configuration's availableHours and availableDays are read. Tenants stored before the
+   * field existed lack it: for them it is UTC (see timeZoneOf).
+   */
+  timeZone?: string;
+}
+
 export interface TenantRecord {
   _id: string;
   name: string;
   status: 'active' | 'suspended';
-  settings: { taxRate: number };
+  settings: TenantSettings;
   createdAt: Date;
   updatedAt: Date;
 }

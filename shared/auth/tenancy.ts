@@ -39,6 +39,27 @@ export interface PublicKey {
   revokedAt: string | null;
 }
 
+/** The time zone of a tenant that names none (every tenant stored before the setting existed). */
+export const DEFAULT_TIME_ZONE = 'UTC';
+
+/**
+ * An IANA time zone name as the runtime's time zone data spells it (`america/mexico_city` is
+ * `America/Mexico_City`, a link such as `US/Eastern` its zone), or null for a name it does not know.
+ */
+export function canonicalTimeZone(name: string): string | null {
+  if (!name.trim()) return null;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name.trim() }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+/** The time zone a tenant's time-of-day rules are read in: its setting, else UTC. */
+export function timeZoneOf(tenant: Pick<TenantRecord, 'settings'> | null | undefined): string {
+  return tenant?.settings.timeZone ?? DEFAULT_TIME_ZONE;
+}
+
 function publicKey(k: ApiKeyRecord): PublicKey {
   return {
     keyId: k._id,
@@ -78,13 +99,19 @@ export class Tenancy {
     return systemCollection(this.db, authTokens);
   }
 
+  /** `settings.timeZone`: an IANA name (default UTC), stored as canonicalTimeZone spells it; an unknown one throws a RangeError. */
   async createTenant(name: string, settings: Partial<TenantRecord['settings']> = {}): Promise<TenantRecord> {
+    const timeZone = canonicalTimeZone(settings.timeZone ?? DEFAULT_TIME_ZONE);
+    if (!timeZone)
+      throw new RangeError(
+        `Unknown time zone: ${JSON.stringify(settings.timeZone)} (an IANA name such as America/Mexico_City)`,
+      );
     const now = new Date();
     const tenant: TenantRecord = {
       _id: newId('ten'),
       name,
       status: 'active',
-      settings: { taxRate: settings.taxRate ?? 0 },
+      settings: { taxRate: settings.taxRate ?? 0, timeZone },
       createdAt: now,
       updatedAt: now,
     };

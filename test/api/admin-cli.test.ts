@@ -33,7 +33,7 @@ async function adminFails(...args: string[]): Promise<{ code: number; stderr: st
 
 test('create a tenant, issue a key that works, list it without its secret, revoke it → 401', async () => {
   const tenant = await admin('tenant', 'create', '--name', 'Acme', '--tax-rate', '0.16');
-  expect(tenant).toMatchObject({ name: 'Acme', status: 'active', settings: { taxRate: 0.16 } });
+  expect(tenant).toMatchObject({ name: 'Acme', status: 'active', settings: { taxRate: 0.16, timeZone: 'UTC' } });
 
   const issued = await admin(
     'key',
@@ -61,6 +61,13 @@ test('create a tenant, issue a key that works, list it without its secret, revok
   expectError(await http(apiUrl, 'POST', '/auth/token', { key: issued.key }), 401, 'auth:invalid_token');
 });
 
+test('a tenant created with a time zone keeps it, spelled as the time zone data spells it', async () => {
+  const tenant = await admin('tenant', 'create', '--name', 'Taquería', '--time-zone', 'america/mexico_city');
+  expect(tenant.settings).toEqual({ taxRate: 0, timeZone: 'America/Mexico_City' });
+  const listed = (await admin('tenant', 'list')).find((t: { _id: string }) => t._id === tenant._id);
+  expect(listed.settings.timeZone).toBe('America/Mexico_City');
+});
+
 test('suspend and resume a tenant', async () => {
   const tenant = await admin('tenant', 'create', '--name', 'Suspendable');
   const issued = await admin('key', 'issue', '--tenant', tenant._id, '--scopes', 'all');
@@ -79,6 +86,9 @@ test('bad usage exits 2 with a message and the usage text', async () => {
   const noTenant = await adminFails('key', 'issue', '--tenant', 'ten_missing', '--scopes', 'all');
   expect(noTenant.code).toBe(1);
   expect(noTenant.stderr).toContain('No tenant ten_missing');
+  const badZone = await adminFails('tenant', 'create', '--name', 'Nowhere', '--time-zone', 'Mars/Olympus_Mons');
+  expect(badZone.code).toBe(2);
+  expect(badZone.stderr).toContain('--time-zone must be an IANA time zone name');
   const unknown = await adminFails('tenant', 'explode');
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('npm run admin --');
