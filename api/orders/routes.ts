@@ -70,7 +70,27 @@ const createBody: JsonSchema = {
         properties: {
           sku: { type: 'string', minLength: 1, maxLength: 100 },
           quantity: { type: 'integer', minimum: 1, maximum: 100000 },
-          price: { type: 'number', minimum: 0, description: 'unit price; the catalog price when absent' },
+          price: {
+            type: 'number',
+            minimum: 0,
+            description: "unit price before modifiers; the variant's or product's price when absent",
+          },
+          selectedModifiers: {
+            type: 'array',
+            maxItems: 100,
+            description:
+              "modifiers chosen for the line (ids are the product's group and modifier UUIDs): validated by the product's selection rules in the tenant's time zone; their price adjustments are added to the unit price, and accepting the order consumes their materials",
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['groupId', 'modifierId'],
+              properties: {
+                groupId: { type: 'string', minLength: 1, maxLength: 100 },
+                modifierId: { type: 'string', minLength: 1, maxLength: 100 },
+                quantity: { type: 'integer', minimum: 1, maximum: 1000 },
+              },
+            },
+          },
         },
       },
     },

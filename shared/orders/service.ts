@@ -1,6 +1,8 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Db } from 'mongodb';
 import { tenants } from '../auth/collections';
+import { timeZoneOf } from '../auth/tenancy';
+import { checkSelection, selectionsFromPairs, type ModifiersConfig } from '../modifiers/selection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
@@ -40,7 +42,12 @@ export interface NewOrder {
   shippingAddress?: OrderDoc['shippingAddress'];
   notes?: string;
   locationId?: string;
-  items: { sku: string; quantity: number; price?: number }[];
+  items: {
+    sku: string;
+    quantity: number;
+    price?: number;
+    selectedModifiers?: { groupId: string; modifierId: string; quantity?: number }[];
+  }[];
 }
 
 const cents = (n: number) => Math.round(n * 100);
@@ -84,7 +91,7 @@ export class Orders {
     if (input.locationId && !(await new Locations(this.tenantDb).getRaw(input.locationId)))
       throw orderErrors.invalid(`locationId ${input.locationId} is not a location of the tenant`);
     const taxRate = tenant?.settings.taxRate ?? 0;
-    const items = await this.priceItems(input.items);
+    const items = await this.priceItems(input.items, timeZoneOf(tenant));
     const currencies = new Set(items.map((i) => i.currency));
     if (currencies.size > 1)
       throw orderErrors.invalid(`items are priced in more than one currency (${[...currencies].join(', ')})`);
@@ -123,7 +130,11 @@ export class Orders {
     return doc;
   }
 
-  private async priceItems(lines: NewOrder['items']): Promise<(OrderItem & { currency: string })[]> {
+  /**
+   * Prices each line: the line's price, else the variant's or the product's, plus its selected
+   * modifiers' adjustments (validated by the product's selection rules, in the tenant's time zone).
+   */
+  private async priceItems(lines: NewOrder['items'], timeZone: string): Promise<(OrderItem & { currency: string })[]> {
     const skus = [...new Set(lines.map((l) => l.sku.toUpperCase()))];
     const claims = await this.tenantDb
       .collection(productSkus)
@@ -137,12 +148,36 @@ export class Orders {
       .collection(products)
       .find({ _id: { $in: ids } })
       .toArray();
-    return lines.map((line) => {
+    const now = new Date();
+    return lines.map((line, i) => {
       const sku = line.sku.toUpperCase();
       const product = docs.find((d) => d.sku === sku || d.variants.some((v) => v.sku === sku));
       if (!product) throw orderErrors.invalid(`item SKU ${sku} is not in the catalog`);
       const variant = product.variants.find((v) => v.sku === sku);
-      const price = line.price ?? variant?.price ?? product.price;
+      const base = line.price ?? variant?.price ?? product.price;
+      let price = base;
+      let selectedModifiers: OrderItem['selectedModifiers'];
+      if (line.selectedModifiers?.length) {
+        const result = checkSelection(
+          product.modifiersConfig as unknown as ModifiersConfig,
+          selectionsFromPairs(line.selectedModifiers),
+          { basePrice: base, variantSku: variant?.sku, now, timeZone },
+        );
+        if (!result.valid)
+          throw orderErrors.invalid(
+            `items.${i}.selectedModifiers: ${result.errors.map((e) => `${e.message} (${e.rule})`).join('; ')}`,
+          );
+        price = money(cents(base) + cents(result.totalPriceAdjustment));
+        selectedModifiers = result.selectedModifiers.map((m) => ({
+          groupId: m.groupId,
+          groupName: m.groupName,
+          modifierId: m.modifierId,
+          modifierName: m.modifierName,
+          quantity: m.quantity,
+          priceAdjustment: m.priceAdjustment?.amount ?? 0,
+          inventoryConsumption: m.inventoryConsumption,
+        }));
+      }
       return {
         sku,
         name: (variant ?? product).title.value,
@@ -150,6 +185,7 @@ export class Orders {
         price,
         taxable: variant ? variant.taxable : product.taxable,
         lineTotal: money(cents(price) * line.quantity),
+        ...(selectedModifiers ? { selectedModifiers } : {}),
         currency: product.currency,
       };
     });

@@ -230,4 +230,66 @@ describe('accepting an order takes its stock; cancelling it puts it back', () =>
     expect(all.filter((r) => r.status === 409)).toHaveLength(5);
     expect(await stockOf(pen.sku)).toBe(7);
   });
+
+  it('lines carry selected modifiers: validated and priced at creation, their materials taken on accept', async () => {
+    const cheese = await material('CHEESE', 1);
+    const pizza = await product('PIZZA', { productType: 'service' });
+    const config = await api.put(`/products/${pizza.sku}/modifiers`, {
+      enabled: true,
+      groups: [
+        {
+          name: 'Size',
+          selectionRule: { minSelections: 1, maxSelections: 1, exactlyOne: true },
+          modifiers: [{ name: 'Regular' }, { name: 'Large', priceAdjustment: { type: 'percentage', value: 25 } }],
+        },
+        {
+          name: 'Extras',
+          selectionRule: { minSelections: 0, maxSelections: 3, allowDuplicates: true, maxPerModifier: 2 },
+          modifiers: [
+            {
+              name: 'Extra cheese',
+              priceAdjustment: { type: 'fixed', value: 1.5 },
+              inventoryConsumption: { materialSku: cheese, quantity: 0.08, unit: 'kg' },
+            },
+          ],
+        },
+      ],
+    });
+    if (config.status !== 200) throw new Error(config.text);
+    const [size, extras] = config.body.modifiersConfig.groups;
+    const large = size.modifiers[1].id;
+    const extra = extras.modifiers[0].id;
+    const res = await api.post('/orders', {
+      externalId: `${P}-mod-1`,
+      customerInfo: { name: 'Ana' },
+      items: [
+        {
+          sku: pizza.sku,
+          quantity: 2,
+          selectedModifiers: [
+            { groupId: size.id, modifierId: large },
+            { groupId: extras.id, modifierId: extra, quantity: 2 },
+          ],
+        },
+      ],
+    });
+    expect(res.status).toBe(201);
+    // 10.00 + 25 % (2.50) + 2 × 1.50 = 15.50 a pizza
+    expect(res.body.data.items[0]).toMatchObject({ price: 15.5, lineTotal: 31 });
+    expect(res.body.data.items[0].selectedModifiers).toEqual([
+      expect.objectContaining({ modifierId: large, quantity: 1, priceAdjustment: 2.5 }),
+      expect.objectContaining({ modifierId: extra, quantity: 2, priceAdjustment: 3 }),
+    ]);
+    expect((await accept(res.body.data._id)).status).toBe(200);
+    // 2 pizzas × 2 × 80 g
+    expect(await materialAt(cheese)).toBe(0.68);
+
+    const missingSize = await api.post('/orders', {
+      externalId: `${P}-mod-2`,
+      customerInfo: { name: 'Ana' },
+      items: [{ sku: pizza.sku, quantity: 1, selectedModifiers: [{ groupId: extras.id, modifierId: extra }] }],
+    });
+    expectError(missingSize, 400, 'validation:invalid_input', 'orders');
+    expect(missingSize.body.error.message).toContain('minSelections');
+  });
 });
