@@ -85,7 +85,7 @@ export class OrderStock {
    * and the materials of BOMs consumed on sale and of the selected modifiers. 409 naming every SKU
    * short (a product that sells when out of stock is never short); 409 when the order is not pending.
    */
-  async plan(orderId: string, runId: string): Promise<OrderStockPlan> {
+  async plan(orderId: string, runId: string, beat: () => void = () => {}): Promise<OrderStockPlan> {
     const order = await this.order(orderId);
     if (!canMove(order.orderStatus, 'accepted'))
       throw orderErrors.invalidTransition(orderId, order.orderStatus, 'accepted');
@@ -110,6 +110,7 @@ export class OrderStock {
     const sales: SaleLine[] = [];
     const lines: PlannedLine[] = [];
     for (const [i, item] of order.items.entries()) {
+      beat();
       const product = productOf(item.sku);
       if (!product) throw orderErrors.invalid(`item ${item.sku} is no longer in the catalog`);
       const variant = product.variants.find((v) => v.sku === item.sku);
@@ -174,9 +175,10 @@ export class OrderStock {
   }
 
   /** Takes each line's sale; a guarded line short by now is a 409 (the workflow puts back the others). */
-  async applySales(orderId: string, plan: OrderStockPlan): Promise<void> {
+  async applySales(orderId: string, plan: OrderStockPlan, beat: () => void = () => {}): Promise<void> {
     const ledger = new Ledger(this.tenantDb);
     for (const s of plan.sales) {
+      beat();
       try {
         await ledger.apply({
           sku: s.sku,
@@ -214,9 +216,14 @@ export class OrderStock {
   }
 
   /** Puts back every sale that applied and the materials; once, however often it runs. */
-  async returnStock(orderId: string, effects: Pick<OrderStockEffects, 'locationId' | 'sales' | 'consumptionId'>) {
+  async returnStock(
+    orderId: string,
+    effects: Pick<OrderStockEffects, 'locationId' | 'sales' | 'consumptionId'>,
+    beat: () => void = () => {},
+  ) {
     const ledger = new Ledger(this.tenantDb);
     for (const s of effects.sales) {
+      beat();
       const sale = await ledger.movement(s.key);
       if (sale?.status !== 'applied') continue;
       await ledger.apply({

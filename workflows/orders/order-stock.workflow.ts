@@ -4,8 +4,9 @@ import type { OrderStockInput } from '../../shared/orders/messages';
 import type { MoveOutcome } from '../../shared/orders/stock';
 
 const retry: RetryPolicy = { initialInterval: '1 second', maximumInterval: '20 seconds' };
-// a refusal (not pending, not enough stock) comes back as a non-retryable failure (activities/index.ts)
-const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+// a refusal (not pending, not enough stock) comes back as a non-retryable failure (activities/index.ts);
+// every step heartbeats (the line loops) or is short, so a killed worker's step moves on within seconds
+const acts = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '15 seconds', retry });
 
 /**
  * One stock move of an order. Accept: plan (409 naming every SKU short), take the lines' sales,
