@@ -21,6 +21,7 @@ import { reportRoutes } from './inventory/reports';
 import { materialRoutes } from './materials/routes';
 import { consumptionRoutes } from './consumption/routes';
 import { modifierRoutes } from './modifiers/routes';
+import { bomRoutes } from './bom/routes';
 
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
 export const allRoutes: RouteSpec[] = [
@@ -41,6 +42,7 @@ export const allRoutes: RouteSpec[] = [
   ...readinessRoutes,
   ...publicationJobRoutes,
   ...retailGroupRoutes,
+  ...bomRoutes,
   ...productRoutes,
   ...modifierRoutes,
   ...locationRoutes,

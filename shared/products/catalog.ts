@@ -1,9 +1,10 @@
 import { ObjectId } from 'mongodb';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
-import { AppError } from '../errors/catalog';
+import { AppError, type FieldError } from '../errors/catalog';
 import { claimId, productSkus, products, type SkuClaim, type SkuKind } from './collections';
-import { materials, supplies } from '../materials/collections';
+import { materials, recordId, supplies } from '../materials/collections';
+import { findUnit, unitCodes, type UnitSystem } from '../materials/quantity';
 import { normalizeProduct, skusOf } from './normalize';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
 import type { ProductDoc, ProductInput } from './types';
@@ -92,7 +93,103 @@ export class Catalog {
       );
       if (missing.length) throw validationError(missing);
     }
+    const bomErrors = await this.billOfMaterialsErrors(product);
+    if (bomErrors.length) throw validationError(bomErrors);
     return product;
+  }
+
+  /**
+   * A bill of materials consumes materials and supplies of the tenant: every component and every
+   * substitute names one (never this product or its variants), a component's unit is that
+   * record's base unit or one of its alternative units (any case), a material is named once among
+   * the components (one component carries its whole quantity, so a consumption takes it once) and
+   * a substitute is neither its component's own material nor named twice for it. Two primary-key
+   * reads per SKU, as materials/records.ts stockRecordsBySku does (which this module cannot import:
+   * records.ts imports the catalog, and import cycles are refused by the linter).
+   */
+  private async billOfMaterialsErrors(product: ProductInput): Promise<FieldError[]> {
+    const bom = (product.billOfMaterials as
+      { components: { materialSku: string; unit: string; substitutes?: { materialSku: string }[] }[] } | undefined) ?? {
+      components: [],
+    };
+    const consumed = (product.modifiersConfig?.groups ?? []).flatMap((g, i) =>
+      g.modifiers.flatMap((m, j) =>
+        (m.inventoryConsumption as { sku: string; unit: string }[]).map((c, k) => ({
+          ...c,
+          at: `modifiersConfig.groups.${i}.modifiers.${j}.inventoryConsumption.${k}`,
+        })),
+      ),
+    );
+    if (!bom.components.length && !consumed.length) return [];
+    const wanted = [
+      ...new Set([
+        ...bom.components.flatMap((c) => [c.materialSku, ...(c.substitutes ?? []).map((s) => s.materialSku)]),
+        ...consumed.map((c) => c.sku),
+      ]),
+    ];
+    const found = await Promise.all(
+      wanted.map(async (sku) => {
+        const _id = recordId(this.tenantDb.tenantId, sku);
+        const [m, s] = await Promise.all([
+          this.tenantDb.collection(materials).findOne({ _id }),
+          this.tenantDb.collection(supplies).findOne({ _id }),
+        ]);
+        const units: UnitSystem | null = m
+          ? { base: { code: m.baseUnit.code, precision: m.baseUnit.precision }, alternatives: m.alternativeUnits }
+          : s
+            ? { base: { code: s.consumptionUnit, precision: s.unitPrecision }, alternatives: s.alternativeUnits }
+            : null;
+        return [sku, units] as const;
+      }),
+    );
+    const unitsBySku = new Map(found);
+    const own = new Map(skusOf(product).map((s) => [s.sku.toUpperCase(), s.kind]));
+    const unknown = (sku: string) =>
+      own.get(sku) === 'product'
+        ? `is this product's own SKU (${sku}): a component must be a material or supply of the tenant`
+        : own.get(sku) === 'variant'
+          ? `is the SKU of this product's variant ${sku}: a component must be a material or supply of the tenant`
+          : `references no material or supply of the tenant (${sku})`;
+    const errs: FieldError[] = [];
+    const firstAt = new Map<string, number>();
+    bom.components.forEach((c, i) => {
+      const at = `billOfMaterials.components.${i}`;
+      const units = unitsBySku.get(c.materialSku);
+      if (!units) errs.push({ field: `${at}.materialSku`, message: unknown(c.materialSku) });
+      else if (!findUnit(units, c.unit))
+        errs.push({
+          field: `${at}.unit`,
+          message: `unit ${c.unit} is not a unit of ${c.materialSku} (known units: ${unitCodes(units).join(', ')})`,
+        });
+      const first = firstAt.get(c.materialSku);
+      if (first !== undefined)
+        errs.push({
+          field: `${at}.materialSku`,
+          message: `names ${c.materialSku} again (component ${first}): a material is one component, with the whole quantity`,
+        });
+      else firstAt.set(c.materialSku, i);
+      const subs = new Set<string>();
+      (c.substitutes ?? []).forEach((s, k) => {
+        const field = `${at}.substitutes.${k}.materialSku`;
+        if (!unitsBySku.get(s.materialSku)) errs.push({ field, message: unknown(s.materialSku) });
+        else if (s.materialSku === c.materialSku)
+          errs.push({ field, message: `is the component's own material (${s.materialSku}), not a substitute` });
+        else if (subs.has(s.materialSku))
+          errs.push({ field, message: `names ${s.materialSku} twice among this component's substitutes` });
+        subs.add(s.materialSku);
+      });
+    });
+    // a modifier's consumption names a material or supply in one of its units, as a component does
+    for (const c of consumed) {
+      const units = unitsBySku.get(c.sku);
+      if (!units) errs.push({ field: `${c.at}.sku`, message: unknown(c.sku) });
+      else if (!findUnit(units, c.unit))
+        errs.push({
+          field: `${c.at}.unit`,
+          message: `unit ${c.unit} is not a unit of ${c.sku} (known units: ${unitCodes(units).join(', ')})`,
+        });
+    }
+    return errs;
   }
 
   /** Creates a product from an input of the schema's shape (the API validated it with productInputSchema). */

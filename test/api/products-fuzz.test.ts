@@ -104,6 +104,16 @@ beforeAll(async () => {
     const res = await http(app.url, 'POST', '/products', { key: tenant.key, body });
     if (res.status !== 201) throw new Error(`seed product: ${res.status} ${res.text}`);
   }
+  for (const sku of MATERIALS) {
+    const body = {
+      sku,
+      title: sku,
+      baseUnit: { code: 'kg', name: 'Kilogram', precision: 3 },
+      alternativeUnits: ['g', 'ml', 'pza'].map((code) => ({ code, conversionFactor: code === 'pza' ? 1 : 0.001 })),
+    };
+    const res = await http(app.url, 'POST', '/products/materials', { key: tenant.key, body });
+    if (res.status !== 201) throw new Error(`seed material: ${res.status} ${res.text}`);
+  }
   Object.assign(expected, await counts());
 });
 
@@ -488,26 +498,32 @@ const stockAlerts = fc.record(
   { requiredKeys: ['minStock', 'reorderPoint', 'reorderQuantity'] },
 );
 
-const materialSku = fc.stringMatching(/^[a-z]{2,5}-[0-9]{1,3}$/);
+/** Materials seeded in beforeAll (base unit kg; g, ml and pza as alternatives): BOMs and modifiers name them. */
+const MATERIALS = ['fzm-a', 'fzm-b', 'fzm-c', 'fzm-d'];
+const materialSku = fc.constantFrom(...MATERIALS);
+const randomSku = fc.stringMatching(/^[a-z]{2,5}-[0-9]{1,3}$/);
 const billOfMaterials = fc.record(
   {
     consumptionMode: fc.constantFrom('on_sale', 'on_production', 'manual'),
     yield: fc.record({ quantity: fc.integer({ min: 1, max: 10 }), unit: fc.constantFrom('pza', 'kg') }),
-    components: fc.array(
-      fc.record(
-        {
-          materialSku,
-          quantity: fc.integer({ min: 1, max: 100 }),
-          unit: fc.constantFrom('g', 'ml'),
-          required: fc.boolean(),
-          substitutes: fc.array(fc.record({ materialSku, conversionFactor: fc.constantFrom(0.5, 1, 2) }), {
-            maxLength: 1,
-          }),
-          notes: text(0, 20),
-        },
-        { requiredKeys: ['materialSku', 'quantity', 'unit'] },
-      ),
-      { minLength: 1, maxLength: 2 },
+    // a material is one component; a substitute is another material
+    components: fc.uniqueArray(
+      fc
+        .record(
+          {
+            materialSku,
+            quantity: fc.integer({ min: 1, max: 100 }),
+            unit: fc.constantFrom('g', 'ml'),
+            required: fc.boolean(),
+            substitutes: fc.array(fc.record({ materialSku, conversionFactor: fc.constantFrom(0.5, 1, 2) }), {
+              maxLength: 1,
+            }),
+            notes: text(0, 20),
+          },
+          { requiredKeys: ['materialSku', 'quantity', 'unit'] },
+        )
+        .map((c) => ({ ...c, substitutes: (c.substitutes ?? []).filter((s) => s.materialSku !== c.materialSku) })),
+      { minLength: 1, maxLength: 2, selector: (c) => c.materialSku },
     ),
     wastagePercent: fc.integer({ min: 0, max: 100 }),
     preparationNotes: fc.record({ value: text() }),
@@ -586,7 +602,7 @@ const modifiersConfig = fc.record(
     ),
     conditions: fc.record(
       {
-        variantSkus: fc.array(materialSku, { maxLength: 1 }),
+        variantSkus: fc.array(randomSku, { maxLength: 1 }),
         availableHours: fc.record({
           start: fc.constantFrom('00:00', '09:30', '12:00'),
           end: fc.constantFrom('18:00', '23:59'),

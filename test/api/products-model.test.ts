@@ -394,6 +394,15 @@ describe('supply, material, BOM and modifiers are stored with their shapes', () 
   });
 
   test('billOfMaterials: sequence assigned in order from 0, wastage ≤ 100, calculatedCost is read-only', async () => {
+    // components name materials of the tenant (test/api/bom.test.ts has the refusals)
+    for (const sku of ['flour', 'sugar', 'honey']) {
+      const res = await api.post('/products/materials', {
+        sku,
+        title: sku,
+        baseUnit: { code: 'kg', name: 'Kilogram' },
+      });
+      expect([201, 400]).toContain(res.status); // 400 duplicate on a rerun against a kept database
+    }
     const billOfMaterials = {
       consumptionMode: 'on_sale',
       yield: { quantity: 1, unit: 'pza' },
@@ -431,6 +440,13 @@ describe('supply, material, BOM and modifiers are stored with their shapes', () 
   });
 
   test('modifiersConfig: server ids and group codes; selection rules checked', async () => {
+    // a modifier's consumption names a material of the tenant in one of its units
+    await api.post('/products/materials', {
+      sku: 'cheese',
+      title: 'Cheese',
+      baseUnit: { code: 'kg', name: 'Kilogram' },
+      alternativeUnits: [{ code: 'slice', conversionFactor: 0.02 }],
+    });
     const group = {
       name: { value: 'Extras' },
       selectionRule: { minSelections: 0, maxSelections: 2 },

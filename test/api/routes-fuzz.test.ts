@@ -183,7 +183,8 @@ type Kind =
   | 's3Keys'
   | 'refreshTokens'
   | 'materialSkus'
-  | 'supplySkus';
+  | 'supplySkus'
+  | 'modifierGroupIds';
 
 /** The kind of a path parameter, by its name and the segment before it. */
 function pathKind(path: string, param: string): Kind | undefined {
@@ -197,6 +198,8 @@ function pathKind(path: string, param: string): Kind | undefined {
       return 'skus';
     case 'locationId':
       return 'locationIds';
+    case 'groupId':
+      return 'modifierGroupIds';
     case 'channelId':
       return 'channelIds';
     case 'lotNumber':
@@ -241,6 +244,7 @@ function valueKind(name: string): Kind | undefined {
   if (name === 'orderId') return 'orderIds';
   if (name === 'materialSku') return 'materialSkus';
   if (name === 'supplySku') return 'supplySkus';
+  if (name === 'groupId') return 'modifierGroupIds';
   return undefined;
 }
 
@@ -274,6 +278,8 @@ function kindsFor(op: Operation): Kind[] {
   if (op.path.startsWith('/channels')) kinds.add('channelIds');
   if (op.path.startsWith('/products/materials')) kinds.add('materialSkus').add('locationIds');
   if (op.path.startsWith('/products/supplies')) kinds.add('supplySkus').add('locationIds');
+  // a bill of materials and modifiers (on the catalog's products) for BOM, modifier and consumption routes
+  if (/\/(bom|modifiers)\b|\/consumption\//.test(op.path)) kinds.add('modifierGroupIds').add('locationIds');
   return [...kinds];
 }
 
@@ -353,6 +359,7 @@ const KIT_OF: Record<Kind, keyof typeof KITS> = {
   refreshTokens: 'token',
   materialSkus: 'materials',
   supplySkus: 'materials',
+  modifierGroupIds: 'recipes',
 };
 
 const csvOf = (rows: Record<string, string>[]) => toCsvText(nativeLayout.columns, rows);
@@ -426,6 +433,31 @@ const KITS = {
     await call(t, 'POST', `/products/supplies/FZ-BOX/stock/${store}`, { quantity: 40 });
     remember(t, 'materialSkus', 'FZ-FLOUR');
     remember(t, 'supplySkus', 'FZ-BOX');
+  },
+  async recipes(t: Tenant) {
+    await Promise.all([seed(t, 'skus'), seed(t, 'materialSkus')]);
+    await call(t, 'PUT', `/products/${SKUS.plain}/bom`, {
+      consumptionMode: 'on_sale',
+      yield: { quantity: 1, unit: 'pza' },
+      components: [{ materialSku: 'FZ-FLOUR', quantity: 0.25, unit: 'kg' }],
+      wastagePercent: 5,
+    });
+    const res = await call(t, 'PUT', `/products/${SKUS.withVariant}/modifiers`, {
+      enabled: true,
+      groups: [
+        {
+          name: 'Size',
+          selectionRule: { minSelections: 1, maxSelections: 1, exactlyOne: true },
+          modifiers: [{ name: 'Regular' }, { name: 'Large', priceAdjustment: { type: 'fixed', value: 2 } }],
+        },
+        {
+          name: 'Extras',
+          selectionRule: { minSelections: 0, maxSelections: 3, allowDuplicates: true, maxPerModifier: 2 },
+          modifiers: [{ name: 'Flour', inventoryConsumption: { materialSku: 'FZ-FLOUR', quantity: 0.1, unit: 'kg' } }],
+        },
+      ],
+    });
+    remember(t, 'modifierGroupIds', ...res.modifiersConfig.groups.map((g: { id: string }) => g.id));
   },
   async stock(t: Tenant) {
     await Promise.all([seed(t, 'skus'), seed(t, 'locationIds')]);
