@@ -413,6 +413,14 @@ describe('consumption routes', () => {
       400,
       'validation-error',
     );
+    // another tenant's product is not found, on every route
+    const stranger = new ApiClient((await deps.tenantWithKey()).key);
+    for (const route of ['check', 'estimate', 'consume'])
+      expectError(
+        await stranger.post(`/products/materials/consumption/${route}`, { productSku: pizza, locationId: A }),
+        404,
+        'not-found',
+      );
   });
 
   it.each([

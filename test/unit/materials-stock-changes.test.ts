@@ -8,7 +8,9 @@ import type {
   StockMovement,
 } from '../../shared/materials/collections';
 import {
+  applyConsumption,
   applyReceipt,
+  applyReturn,
   applyTransfer,
   availableMinor,
   currentCostOf,
@@ -886,5 +888,128 @@ describe('evaluateAlerts', () => {
       Array.from({ length: 5 }, (_, i) => `old-${i + 20}`),
     );
     expect(d.alerts[5]).toMatchObject({ locationId: 'loc_a', status: 'open' });
+  });
+});
+
+describe('consumption takes lots and records their worth; a return puts exactly them back', () => {
+  // two lots at loc_a: 2 kg received on day -10 at 1.00, 2 kg on day -5 at 2.00; 3 kg consumed
+  const twoLots = (f: StockFacts) =>
+    doc(f, [location('loc_a', [lot('OLD', 2000, 1, -10), lot('NEW', 2000, 2, -5)])], {
+      currentCost: 1.5,
+      calculatedAt: day(-5),
+      lastPurchaseCost: 2,
+      history: [],
+    });
+  const consume = (d: StockDoc, f: StockFacts, minor: number, method?: 'fifo' | 'lifo') =>
+    applyConsumption(d, f, { locationId: 'loc_a', minor, method }, movement(++seq, 'consumption', 'loc_a', minor), T0);
+
+  test.each([
+    [
+      'fifo',
+      undefined,
+      [
+        ['OLD', 2],
+        ['NEW', 1],
+      ],
+      4,
+      2,
+    ],
+    [
+      'lifo',
+      undefined,
+      [
+        ['NEW', 2],
+        ['OLD', 1],
+      ],
+      5,
+      1,
+    ],
+    [
+      'average',
+      undefined,
+      [
+        ['OLD', 2],
+        ['NEW', 1],
+      ],
+      4.5,
+      2,
+    ],
+    [
+      'last_purchase',
+      undefined,
+      [
+        ['OLD', 2],
+        ['NEW', 1],
+      ],
+      6,
+      2,
+    ],
+    [
+      'average',
+      'lifo',
+      [
+        ['NEW', 2],
+        ['OLD', 1],
+      ],
+      5,
+      1,
+    ],
+  ] as const)(
+    '3 kg from 2 kg at 1.00 and 2 kg at 2.00, costing %s, method %s: lots %j, worth %d, current cost after %d',
+    (method, chosen, lots, worth, costAfter) => {
+      const f = costed(method);
+      const after = consume(twoLots(f), f, 3000, chosen);
+      const m = after.journal[after.journal.length - 1];
+      expect(m.lots.map((l) => [l.lotNumber, l.quantity])).toEqual(lots);
+      expect(m.cost).toEqual({ total: worth, currency: 'USD' });
+      expect(after.locations[0].quantity).toBe(1000);
+      if (method === 'fifo' || method === 'lifo') expect(after.costing!.currentCost).toBe(costAfter);
+    },
+  );
+
+  test('a supply is worth its price: 3 pieces at 0.35 are 1.05', () => {
+    const f = facts({ kind: 'supply', unit: 'pza', precision: 0, costing: null, price: 0.35 });
+    const d = doc(f, [location('loc_a', [], { quantity: 10 })]);
+    const after = applyConsumption(
+      d,
+      f,
+      { locationId: 'loc_a', minor: 3 },
+      movement(++seq, 'consumption', 'loc_a', 3),
+      T0,
+    );
+    expect(after.locations[0].quantity).toBe(7);
+    expect(after.journal[0].cost).toEqual({ total: 1.05, currency: 'USD' });
+  });
+
+  test('more than is available is insufficient-stock naming required and available; expired lots are not available', () => {
+    const f = costed('fifo');
+    const d = doc(f, [location('loc_a', [lot('GONE', 1000, 1, -10, -1), lot('OK', 500, 1, -5)])]);
+    try {
+      consume(d, f, 1000);
+      throw new Error('expected a refusal');
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe('insufficient-stock');
+      expect((err as AppError).extra.details).toMatchObject({ required: 1, available: 0.5, unit: 'kg' });
+    }
+  });
+
+  test('a return puts back the very lots, even one pruned since; a return of what never applied is a void', () => {
+    const f = costed('fifo');
+    const taken = consume(twoLots(f), f, 3000);
+    const consumed = taken.journal[taken.journal.length - 1];
+    // OLD is depleted; drop it from the document as pruning would
+    const pruned = structuredClone(taken);
+    pruned.locations[0].lots = pruned.locations[0].lots.filter((l) => l.lotNumber !== 'OLD');
+    const back = applyReturn(pruned, f, consumed, movement(++seq, 'return', 'loc_a', 0), T0);
+    expect(back.locations[0].quantity).toBe(4000);
+    expect(back.locations[0].lots.map((l) => [l.lotNumber, l.quantity, l.costPerUnit]).sort()).toEqual([
+      ['NEW', 2000, 2],
+      ['OLD', 2000, 1],
+    ]);
+    expect(back.costing!.currentCost).toBe(1);
+    const voided = applyReturn(twoLots(f), f, undefined, movement(++seq, 'return', 'loc_a', 0), T0);
+    expect(voided.locations[0].quantity).toBe(4000);
+    expect(voided.journal[voided.journal.length - 1]).toMatchObject({ type: 'return', voided: true, quantity: 0 });
   });
 });
