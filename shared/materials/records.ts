@@ -249,6 +249,18 @@ export class StockRecords {
         );
       }
     }
+    const codes = (u: UnitSystem) => new Set(unitCodes(u).map((c) => c.toLowerCase()));
+    const kept = codes(unitsOf(next));
+    const dropped = [...codes(unitsOf(current))].filter((c) => !kept.has(c));
+    if (dropped.length) {
+      const users = (await this.unitUsers(current.sku)).filter((u) => dropped.includes(u.unit.toLowerCase()));
+      if (users.length)
+        throw invalid(
+          'alternativeUnits',
+          `unit ${users[0].unit} of ${current.sku} is used by ${users.map((u) => `${u.sku} (${u.as === 'bom' ? 'bill of materials' : 'modifier'})`).join(', ')}: change them first`,
+          { reason: 'unit-in-use', usedBy: users },
+        );
+    }
     const { _id, tenantId: _t, createdAt: _c, ...fields } = next;
     const written = await this.col().findOneAndUpdate(
       { _id, version: current.version } as never,
@@ -285,6 +297,34 @@ export class StockRecords {
       );
       return { sku: p.sku, as: bom ? 'bom' : 'modifier' };
     });
+  }
+
+  /** The units in which products' bills of materials and modifiers name a SKU (up to 10 products). */
+  private async unitUsers(sku: string): Promise<{ sku: string; as: 'bom' | 'modifier'; unit: string }[]> {
+    const found = await this.tenantDb
+      .collection(products)
+      .find(
+        {
+          $or: [
+            { 'billOfMaterials.components.materialSku': sku },
+            { 'modifiersConfig.groups.modifiers.inventoryConsumption.sku': sku },
+          ],
+        },
+        { projection: { sku: 1, billOfMaterials: 1, modifiersConfig: 1 }, limit: 10 },
+      )
+      .toArray();
+    return found.flatMap((p) => [
+      ...(p.billOfMaterials?.components ?? [])
+        .filter((c) => c.materialSku === sku)
+        .map((c) => ({ sku: p.sku, as: 'bom' as const, unit: (c as unknown as { unit: string }).unit })),
+      ...(p.modifiersConfig?.groups ?? []).flatMap((g) =>
+        g.modifiers.flatMap((m) =>
+          (m.inventoryConsumption as { sku: string; unit: string }[])
+            .filter((c) => c.sku === sku)
+            .map((c) => ({ sku: p.sku, as: 'modifier' as const, unit: c.unit })),
+        ),
+      ),
+    ]);
   }
 
   /**

@@ -617,6 +617,34 @@ describe('one rule for every product write', () => {
     );
     expect((await put(bom(SUGAR, 'g'))).status).toBe(200);
   });
+
+  test('a material cannot drop a unit a BOM names it in (400 unit-in-use); other unit changes go through', async () => {
+    const salt = await material();
+    const p = await product();
+    must(
+      await api.put(bomPath(p.sku), {
+        consumptionMode: 'manual',
+        yield: { quantity: 1, unit: 'pza' },
+        components: [{ materialSku: salt, quantity: 5, unit: 'g' }],
+      }),
+      200,
+      'assign BOM',
+    );
+    const dropped = await api.patch(`/products/materials/${salt}`, { alternativeUnits: [] });
+    expectInvalid(dropped, 'alternativeUnits', 'unit g', p.sku);
+    expect(dropped.body.details).toMatchObject({
+      reason: 'unit-in-use',
+      usedBy: [{ sku: p.sku, as: 'bom', unit: 'g' }],
+    });
+    const added = await api.patch(`/products/materials/${salt}`, {
+      alternativeUnits: [
+        { code: 'G', conversionFactor: 0.001 },
+        { code: 'lb', conversionFactor: 0.4536 },
+      ],
+    });
+    expect(added.status).toBe(200);
+    expect((await api.get(bomPath(p.sku))).body.calculatedCost.value).not.toBeNull();
+  });
 });
 
 describe('permission matrix', () => {
