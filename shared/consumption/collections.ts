@@ -47,6 +47,9 @@ export interface Shortfall {
  */
 export type ConsumptionStatus = 'pending' | 'applied' | 'failing' | 'failed' | 'returning' | 'returned';
 
+/** States of a consumption that took its stock (and may since be putting it back): a retry replays it. */
+export const TAKEN: ReadonlySet<ConsumptionStatus> = new Set(['applied', 'returning', 'returned']);
+
 /**
  * One consumption of materials and supplies at a location, exactly once per `consumptionId` (a
  * BOM run's product and reference, a consumption's referenceId, an order). Its movements carry ids

@@ -5,6 +5,7 @@ import { AppError } from '../errors/catalog';
 import type { StockKind } from '../materials/collections';
 import { StockStore, type Applied } from '../materials/stock';
 import {
+  TAKEN,
   materialConsumptions,
   type ConsumedSku,
   type ConsumptionDoc,
@@ -119,8 +120,7 @@ export class ConsumptionEngine {
           throw err;
         }
       }
-      if (existing.status === 'applied' || existing.status === 'returning' || existing.status === 'returned')
-        return { doc: existing, replayed: true };
+      if (TAKEN.has(existing.status)) return { doc: existing, replayed: true };
       if (existing.status === 'pending') return this.drive(existing, true);
       if (existing.status === 'failing') await this.putBack(existing, 'failed');
       // failed: everything put back; this request is a new attempt with its own movements

@@ -7,8 +7,8 @@ import { isMaterial, kindOf, unitsOf, type StockRecord } from '../materials/reco
 import { StockStore } from '../materials/stock';
 import { Catalog } from '../products/catalog';
 import type { ProductDoc } from '../products/types';
-import type { ConsumedSku, ConsumptionDoc, Shortfall } from './collections';
-import { ConsumptionEngine, ConsumptionRefused } from './engine';
+import { TAKEN, type ConsumedSku, type Shortfall } from './collections';
+import { ConsumptionEngine, ConsumptionRefused, type RunResult } from './engine';
 import { planConsumption, type ModifierMaterial, type Plan, type StoredBom } from './plan';
 
 export interface SelectedModifier {
@@ -50,6 +50,19 @@ function totalsOf(costs: ({ total: number; currency: string } | null)[]) {
   const [entry] = [...byCurrency];
   return { totalCost: entry ? entry[1] / 100 : 0, currency: entry ? entry[0] : null };
 }
+
+/** Shortfalls as the error bodies list them. */
+const errorsOf = (shortfalls: Shortfall[]) =>
+  shortfalls.map(({ materialSku, required, available, unit, error }) => ({
+    materialSku,
+    required,
+    available,
+    unit,
+    error,
+  }));
+
+const lotsOf = (c: ConsumedSku) =>
+  c.lots.map((l) => ({ lotNumber: l.lotNumber, quantity: l.quantity, costPerUnit: l.costPerUnit }));
 
 function costPerUnit(c: ConsumedSku): number {
   return c.cost && c.quantity > 0 ? Math.round((c.cost.total / c.quantity) * 1e6) / 1e6 : 0;
@@ -177,6 +190,25 @@ export class ConsumptionService {
   }
 
   /**
+   * Exactly once per id: a consumption already taken answers as it was (replayed); otherwise
+   * `apply` plans and runs it, and a refusal for want of stock becomes `refused(shortfalls)`.
+   */
+  private async once(
+    consumptionId: string,
+    refused: (shortfalls: Shortfall[]) => AppError,
+    apply: () => Promise<RunResult>,
+  ): Promise<RunResult> {
+    const done = await this.engine.find(consumptionId);
+    if (done && TAKEN.has(done.status)) return { doc: done, replayed: true };
+    try {
+      return await apply();
+    } catch (err) {
+      if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
+      throw err;
+    }
+  }
+
+  /**
    * Consumes the product's materials: all or nothing (400 consumption-failed naming every
    * shortfall), exactly once per options.referenceId (or the request's Idempotency-Key).
    */
@@ -192,34 +224,23 @@ export class ConsumptionService {
       : idempotencyKey
         ? `mck:${idempotencyKey}`
         : `mc1:${new ObjectId().toHexString()}`;
-    const refused = (shortfalls: Shortfall[]) =>
-      new AppError(400, 'consumption-failed', `Consumption failed: ${shortfalls.map((s) => s.error).join('; ')}`, {
-        errors: shortfalls.map(({ materialSku, required, available, unit, error }) => ({
-          materialSku,
-          required,
-          available,
-          unit,
-          error,
-        })),
-      });
-    const done = await this.engine.find(consumptionId);
-    let result: { doc: ConsumptionDoc; replayed: boolean };
-    if (done && ['applied', 'returning', 'returned'].includes(done.status)) result = { doc: done, replayed: true };
-    else {
-      const { plan, locationId } = await this.planFor(req);
-      if (plan.shortfalls.length) throw refused(plan.shortfalls);
-      try {
-        result = await this.engine.run(
+    const result = await this.once(
+      consumptionId,
+      (shortfalls) =>
+        new AppError(400, 'consumption-failed', `Consumption failed: ${shortfalls.map((s) => s.error).join('; ')}`, {
+          errors: errorsOf(shortfalls),
+        }),
+      async () => {
+        const { plan, locationId } = await this.planFor(req);
+        if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
+        return this.engine.run(
           consumptionId,
           ref ? { type: req.options?.referenceType ?? 'consumption', id: ref } : null,
           { locationId, method: req.options?.method, lines: plan.lines },
           { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1 },
         );
-      } catch (err) {
-        if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
-        throw err;
-      }
-    }
+      },
+    );
     const consumed = result.doc.consumed ?? [];
     return {
       success: true,
@@ -232,7 +253,7 @@ export class ConsumptionService {
         unit: c.unit,
         costPerUnit: costPerUnit(c),
         totalCost: c.cost?.total ?? 0,
-        lotsConsumed: c.lots.map((l) => ({ lotNumber: l.lotNumber, quantity: l.quantity, costPerUnit: l.costPerUnit })),
+        lotsConsumed: lotsOf(c),
       })),
       ...totalsOf(consumed.map((c) => c.cost)),
       errors: [],
@@ -254,36 +275,26 @@ export class ConsumptionService {
       : idempotencyKey
         ? `bomk:${product.sku}:${idempotencyKey}`
         : `bom1:${new ObjectId().toHexString()}`;
-    const refused = (shortfalls: Shortfall[]) =>
-      new AppError(
-        400,
-        'insufficient-stock',
-        `Not enough stock to produce ${req.quantity} ${bom.yield.unit} of ${product.sku}: ${shortfalls.map((s) => s.error).join('; ')}`,
-        {
-          errors: shortfalls.map(({ materialSku, required, available, unit, error }) => ({
-            materialSku,
-            required,
-            available,
-            unit,
-            error,
-          })),
-        },
-      );
-    const done = await this.engine.find(consumptionId);
-    let result: { doc: ConsumptionDoc; replayed: boolean };
-    if (done && ['applied', 'returning', 'returned'].includes(done.status)) result = { doc: done, replayed: true };
-    else {
-      const locationId = await this.location(req.locationId);
-      const plan = await planConsumption(this.tenantDb, {
-        bom,
-        modifierMaterials: [],
-        quantity: req.quantity,
-        locationId,
-        allowSubstitutes: req.allowSubstitutes === true,
-      });
-      if (plan.shortfalls.length) throw refused(plan.shortfalls);
-      try {
-        result = await this.engine.run(
+    const result = await this.once(
+      consumptionId,
+      (shortfalls) =>
+        new AppError(
+          400,
+          'insufficient-stock',
+          `Not enough stock to produce ${req.quantity} ${bom.yield.unit} of ${product.sku}: ${shortfalls.map((s) => s.error).join('; ')}`,
+          { errors: errorsOf(shortfalls) },
+        ),
+      async () => {
+        const locationId = await this.location(req.locationId);
+        const plan = await planConsumption(this.tenantDb, {
+          bom,
+          modifierMaterials: [],
+          quantity: req.quantity,
+          locationId,
+          allowSubstitutes: req.allowSubstitutes === true,
+        });
+        if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
+        return this.engine.run(
           consumptionId,
           { type: referenceType, id: req.referenceId ?? consumptionId },
           { locationId, lines: plan.lines },
@@ -296,11 +307,8 @@ export class ConsumptionService {
             substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
           },
         );
-      } catch (err) {
-        if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
-        throw err;
-      }
-    }
+      },
+    );
     const { doc } = result;
     const consumed = doc.consumed ?? [];
     const substituted = new Set((doc.meta.substituted as string[] | undefined) ?? []);
@@ -316,7 +324,7 @@ export class ConsumptionService {
         costPerUnit: costPerUnit(c),
         totalCost: c.cost?.total ?? 0,
         substituted: substituted.has(c.sku),
-        lotsConsumed: c.lots.map((l) => ({ lotNumber: l.lotNumber, quantity: l.quantity, costPerUnit: l.costPerUnit })),
+        lotsConsumed: lotsOf(c),
       })),
       ...totalsOf(consumed.map((c) => c.cost)),
       referenceId: doc.meta.referenceId,

@@ -17,7 +17,8 @@ import {
 import { unitCodes, type UnitSystem } from './quantity';
 import type { StockFacts } from './stock-changes';
 
-export type StockRecord = MaterialDoc | SupplyDoc;
+import { isMaterial, unitsOf, type StockRecord } from './lookup';
+export { isMaterial, kindOf, stockRecordsBySku, unitsOf, type StockRecord } from './lookup';
 
 const PATHS: Record<StockKind, string> = { material: '/products/materials', supply: '/products/supplies' };
 /** SKUs whose record path is a route of its own (`GET /products/materials/alerts`). */
@@ -33,17 +34,6 @@ function invalid(field: string, message: string, details?: Record<string, unknow
     fieldErrors: [{ field, message }],
     ...(details ? { details } : {}),
   });
-}
-
-export function isMaterial(doc: StockRecord): doc is MaterialDoc {
-  return 'baseUnit' in doc;
-}
-
-/** The units a record's quantities may be given in. */
-export function unitsOf(doc: StockRecord): UnitSystem {
-  return isMaterial(doc)
-    ? { base: { code: doc.baseUnit.code, precision: doc.baseUnit.precision }, alternatives: doc.alternativeUnits }
-    : { base: { code: doc.consumptionUnit, precision: doc.unitPrecision }, alternatives: doc.alternativeUnits };
 }
 
 /** What the stock rules need to know about a record. */
@@ -373,27 +363,4 @@ export class StockRecords {
 export function unknownUnit(doc: StockRecord, unit: string): AppError {
   const known = unitCodes(unitsOf(doc)).join(', ');
   return invalid('unit', `Unknown unit '${unit}' for ${doc.sku}: known units are ${known}`, { unit });
-}
-
-/**
- * The material or supply records named by `skus` (any case), by upper-case SKU: what a bill of
- * materials or a modifier may consume. Two primary-key reads per SKU, in parallel.
- */
-export async function stockRecordsBySku(tenantDb: TenantDb, skus: string[]): Promise<Map<string, StockRecord>> {
-  const wanted = [...new Set(skus.map((s) => s.trim().toUpperCase()))];
-  const found = await Promise.all(
-    wanted.map(async (sku) => {
-      const [m, s] = await Promise.all([
-        new StockRecords(tenantDb, 'material').find(sku),
-        new StockRecords(tenantDb, 'supply').find(sku),
-      ]);
-      return m ?? s;
-    }),
-  );
-  return new Map(found.flatMap((r) => (r ? [[r.sku, r] as const] : [])));
-}
-
-/** The kind of a record. */
-export function kindOf(doc: StockRecord): StockKind {
-  return isMaterial(doc) ? 'material' : 'supply';
 }

@@ -1,6 +1,7 @@
 import { CURRENCIES, sku } from '../products/schema';
 import { limitParam, PAGE0_PARAM } from '../paging';
 import type { JsonSchema } from '../validation';
+import { list, obj, text } from '../schema-builders';
 import { COSTING_METHODS, RECORD_STATUSES, SUPPLY_CATEGORIES } from './collections';
 
 /**
@@ -12,20 +13,6 @@ import { COSTING_METHODS, RECORD_STATUSES, SUPPLY_CATEGORIES } from './collectio
 /** The most a single receipt or transfer may move, in the unit sent. */
 export const MAX_QUANTITY = 1_000_000_000;
 
-const text = (max: number): JsonSchema => ({ type: 'string', minLength: 1, maxLength: max, pattern: '\\S' });
-const obj = (properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema => ({
-  type: 'object',
-  additionalProperties: false,
-  properties,
-  ...(required.length ? { required } : {}),
-  ...extra,
-});
-const list = (items: JsonSchema, maxItems: number, extra: JsonSchema = {}): JsonSchema => ({
-  type: 'array',
-  items,
-  maxItems,
-  ...extra,
-});
 const currency: JsonSchema = { type: 'string', enum: CURRENCIES, description: 'ISO 4217 code' };
 const amount: JsonSchema = { type: 'number', minimum: 0, maximum: 1e12 };
 /** A unit code: no space at either end (` kg` would be a second unit beside `kg`). */

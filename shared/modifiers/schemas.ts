@@ -1,5 +1,6 @@
 import { CURRENCIES, MODIFIER_CHANNEL_TYPES, sku } from '../products/schema';
 import type { JsonSchema } from '../validation';
+import { list, obj, text } from '../schema-builders';
 import { DAYS, MODIFIER_TYPES, PRICE_ADJUSTMENT_TYPES } from './selection';
 
 /**
@@ -14,20 +15,6 @@ export const MAX_SELECTIONS = 200;
 /** The most of one modifier a selection may ask for. */
 export const MAX_QUANTITY = 1000;
 
-const text = (max: number): JsonSchema => ({ type: 'string', minLength: 1, maxLength: max, pattern: '\\S' });
-const obj = (properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema => ({
-  type: 'object',
-  additionalProperties: false,
-  properties,
-  ...(required.length ? { required } : {}),
-  ...extra,
-});
-const list = (items: JsonSchema, maxItems: number, extra: JsonSchema = {}): JsonSchema => ({
-  type: 'array',
-  items,
-  maxItems,
-  ...extra,
-});
 const count: JsonSchema = { type: 'integer', minimum: 0, maximum: 1000 };
 const hhmm: JsonSchema = { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, 24 h' };
 const id: JsonSchema = { type: 'string', minLength: 1, maxLength: 100 };

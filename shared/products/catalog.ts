@@ -3,8 +3,9 @@ import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError, type FieldError } from '../errors/catalog';
 import { claimId, productSkus, products, type SkuClaim, type SkuKind } from './collections';
-import { materials, recordId, supplies } from '../materials/collections';
-import { findUnit, unitCodes, type UnitSystem } from '../materials/quantity';
+import { materials, supplies } from '../materials/collections';
+import { findUnit, unitCodes } from '../materials/quantity';
+import { stockRecordsBySku, unitsOf } from '../materials/lookup';
 import { normalizeProduct, skusOf } from './normalize';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
 import type { ProductDoc, ProductInput } from './types';
@@ -103,9 +104,7 @@ export class Catalog {
    * substitute names one (never this product or its variants), a component's unit is that
    * record's base unit or one of its alternative units (any case), a material is named once among
    * the components (one component carries its whole quantity, so a consumption takes it once) and
-   * a substitute is neither its component's own material nor named twice for it. Two primary-key
-   * reads per SKU, as materials/records.ts stockRecordsBySku does (which this module cannot import:
-   * records.ts imports the catalog, and import cycles are refused by the linter).
+   * a substitute is neither its component's own material nor named twice for it.
    */
   private async billOfMaterialsErrors(product: ProductInput): Promise<FieldError[]> {
     const bom = (product.billOfMaterials as
@@ -127,22 +126,8 @@ export class Catalog {
         ...consumed.map((c) => c.sku),
       ]),
     ];
-    const found = await Promise.all(
-      wanted.map(async (sku) => {
-        const _id = recordId(this.tenantDb.tenantId, sku);
-        const [m, s] = await Promise.all([
-          this.tenantDb.collection(materials).findOne({ _id }),
-          this.tenantDb.collection(supplies).findOne({ _id }),
-        ]);
-        const units: UnitSystem | null = m
-          ? { base: { code: m.baseUnit.code, precision: m.baseUnit.precision }, alternatives: m.alternativeUnits }
-          : s
-            ? { base: { code: s.consumptionUnit, precision: s.unitPrecision }, alternatives: s.alternativeUnits }
-            : null;
-        return [sku, units] as const;
-      }),
-    );
-    const unitsBySku = new Map(found);
+    const records = await stockRecordsBySku(this.tenantDb, wanted);
+    const unitsBySku = new Map(wanted.map((sku) => [sku, records.get(sku) ? unitsOf(records.get(sku)!) : null]));
     const own = new Map(skusOf(product).map((s) => [s.sku.toUpperCase(), s.kind]));
     const unknown = (sku: string) =>
       own.get(sku) === 'product'
