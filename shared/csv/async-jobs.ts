@@ -134,7 +134,8 @@ export class CsvJobs {
       prefix: 'csvimp',
       workflow: csvImport,
       idempotencyKey: req.idempotencyKey,
-      input: { s3Key, config },
+      // column names become no document keys ('.' and a leading '$' are refused by the database)
+      input: { s3Key, config: config.mappings ? { ...config, mappings: mappingPairs(config.mappings) } : config },
       workflowInput: (jobId) => ({
         tenantId: this.tenantId,
         jobId,
@@ -243,4 +244,9 @@ export class CsvJobs {
     if (!job) throw new AppError(404, 'not-found', `No job ${jobId}`);
     return this.deps.jobs.settle(this.deps.tenantDb, job);
   }
+}
+
+/** Mappings as the job record keeps them: `[{column, to}]`, whatever the client named its columns. */
+function mappingPairs(mappings: object): { column: string; to: string }[] {
+  return Object.entries(mappings as Record<string, string>).map(([column, to]) => ({ column, to }));
 }

@@ -196,6 +196,24 @@ describe('errors', () => {
     expect(await finished(started.body.jobId)).toMatchObject({ status: 'completed', created: 1 });
   });
 
+  test('column names with a dot or a leading $ are mapped, and the job records them (no 500)', async () => {
+    const code = sku();
+    const s3Key = await upload(`Item.SKU,$title,price\n${code},Dotted,3\n`);
+    const started = await startImport({
+      s3Key,
+      config: { mappings: { 'Item.SKU': 'sku', $title: 'title' }, createIfNotExists: true },
+    });
+    expect(started.status).toBe(202);
+    const record = await new TenantDb(deps.db, tenantId).collection(jobs).findOne({ _id: started.body.jobId });
+    expect(record?.input.config).toMatchObject({
+      mappings: [
+        { column: 'Item.SKU', to: 'sku' },
+        { column: '$title', to: 'title' },
+      ],
+    });
+    expect(await finished(started.body.jobId)).toMatchObject({ status: 'completed', created: 1 });
+  });
+
   test.each(['__proto__', 'toString', 'constructor'])(
     'a config format %s → 400 bad-request/invalid-config (import and validate), as any unknown format',
     async (format) => {
