@@ -12,6 +12,7 @@ import { exportCsv } from './csv/export-csv';
 import { transferActivities } from './inventory/transfer-activities';
 import { publicationActivities } from './publication/publish-activities';
 import { orderStockActivities } from './orders/order-stock-activities';
+import { editActivities } from './edits/edit-activities';
 
 export interface ActivityDeps {
   config: Config;
@@ -51,6 +52,7 @@ export function createActivities(deps: ActivityDeps) {
     ...transferActivities(deps),
     ...publicationActivities(deps),
     ...orderStockActivities(deps),
+    ...editActivities(deps),
   });
 }
 

@@ -12,6 +12,8 @@ import { locationRoutes } from './locations/routes';
 import { csvRoutes } from './csv/routes';
 import { csvAsyncRoutes } from './csv/async';
 import { bulkRoutes } from './bulk/routes';
+import { flowRoutes } from './edits/flow-routes';
+import { aiRoutes } from './edits/ai-routes';
 import { stockRoutes } from './inventory/stock';
 import { transferRoutes } from './inventory/transfers';
 import { adjustmentRoutes } from './inventory/adjustments';
@@ -29,6 +31,8 @@ export const allRoutes: RouteSpec[] = [
   ...csvRoutes,
   ...csvAsyncRoutes,
   ...bulkRoutes,
+  ...flowRoutes,
+  ...aiRoutes,
   ...stockRoutes,
   ...transferRoutes,
   ...adjustmentRoutes,

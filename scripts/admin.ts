@@ -9,6 +9,8 @@ import { allCollections } from '../shared/collections';
 const USAGE = `npm run admin -- <command>
 
   tenant create --name <name> [--tax-rate <0..1>] [--time-zone <IANA name, default UTC>]
+                [--ai-daily-tokens <n>]
+  tenant ai-budget <tenantId> --ai-daily-tokens <n|default>
   tenant list
   tenant suspend <tenantId>
   tenant resume <tenantId>
@@ -31,6 +33,13 @@ function mongoTarget(): { uri: string; db: string } {
 
 class UsageError extends Error {}
 
+function tokens(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0)
+    throw new UsageError(`--ai-daily-tokens must be a whole number of tokens; got ${text}`);
+  return n;
+}
+
 async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -39,6 +48,7 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
       name: { type: 'string' },
       'tax-rate': { type: 'string' },
       'time-zone': { type: 'string' },
+      'ai-daily-tokens': { type: 'string' },
       tenant: { type: 'string' },
       scopes: { type: 'string' },
     },
@@ -61,7 +71,16 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
         throw new UsageError(
           `--time-zone must be an IANA time zone name (America/Mexico_City, UTC, …); got ${values['time-zone']}`,
         );
-      return tenancy.createTenant(need(values.name, '--name'), { taxRate, timeZone });
+      const aiDailyTokenBudget =
+        values['ai-daily-tokens'] === undefined ? undefined : tokens(values['ai-daily-tokens']);
+      return tenancy.createTenant(need(values.name, '--name'), { taxRate, timeZone, aiDailyTokenBudget });
+    }
+    case 'tenant ai-budget': {
+      const given = need(values['ai-daily-tokens'], '--ai-daily-tokens');
+      return found(
+        await tenancy.setAiDailyTokenBudget(need(id, 'tenant id'), given === 'default' ? null : tokens(given)),
+        `tenant ${id}`,
+      );
     }
     case 'tenant list':
       return tenancy.listTenants();

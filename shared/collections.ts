@@ -18,6 +18,8 @@ import { publicationItems, publicationLocks } from './publication/publication';
 import { channels } from './channels/channels';
 import { materialMovements, materialStock, materials, supplies } from './materials/collections';
 import { materialConsumptions } from './consumption/collections';
+import { editPatches } from './edits/collections';
+import { aiTokenDays } from './ai/budget';
 
 /**
  * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
@@ -54,4 +56,6 @@ export const allCollections: CollectionDef<any>[] = [
   materialStock,
   materialMovements,
   materialConsumptions,
+  editPatches,
+  aiTokenDays,
 ];

@@ -2,6 +2,7 @@
  * Every setting the service reads, in one place, from environment variables.
  * The README's configuration table lists the same names; keep the two in step.
  */
+import type { AiSettings } from './ai/provider';
 
 export interface S3Config {
   endpoint: string;
@@ -32,6 +33,18 @@ export interface Config {
   secretsKey: string;
   /** Publications of at most this many products answer synchronously (201); larger ones are jobs (202). */
   publishSyncMax: number;
+  /** Bulk edits: runs of at most this many products answer when done (200/207); larger ones are jobs (202). */
+  flowSyncMax: number;
+  aiSyncMax: number;
+  /** Products a bulk-edit page plans and writes at once (flows; AI transforms take fewer, see aiPageSize). */
+  editPageSize: number;
+  aiPageSize: number;
+  /** The OpenAI-compatible provider of AI transforms; null when AI_BASE_URL is not set (the AI routes answer 503). */
+  ai: AiSettings | null;
+  /** Model calls in flight per page of an AI transform. */
+  aiConcurrency: number;
+  /** A tenant's daily token budget when its settings name none. */
+  aiDailyTokenBudget: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -73,5 +86,21 @@ export function loadConfig(env: Env = process.env): Config {
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600),
     secretsKey: required(env, 'SECRETS_KEY'),
     publishSyncMax: integer(env, 'PUBLISH_SYNC_MAX', 10),
+    flowSyncMax: integer(env, 'FLOW_SYNC_MAX', 200),
+    aiSyncMax: integer(env, 'AI_SYNC_MAX', 10),
+    editPageSize: integer(env, 'EDIT_PAGE_SIZE', 500),
+    aiPageSize: integer(env, 'AI_PAGE_SIZE', 20),
+    ai: env.AI_BASE_URL
+      ? {
+          baseUrl: env.AI_BASE_URL,
+          apiKey: env.AI_API_KEY || undefined,
+          apiKeyHeader: env.AI_API_KEY_HEADER || undefined,
+          model: env.AI_MODEL ?? 'gpt-4o-mini',
+          timeoutMs: integer(env, 'AI_TIMEOUT_MS', 30_000),
+          maxOutputTokens: integer(env, 'AI_MAX_OUTPUT_TOKENS', 1000),
+        }
+      : null,
+    aiConcurrency: integer(env, 'AI_CONCURRENCY', 4),
+    aiDailyTokenBudget: integer(env, 'AI_DAILY_TOKEN_BUDGET', 200_000),
   };
 }

@@ -7,3 +7,4 @@ export { csvExportWorkflow } from './csv/export.workflow';
 export { transferWorkflow } from './inventory/transfer.workflow';
 export { publicationWorkflow } from './publication/publish.workflow';
 export { orderStockWorkflow } from './orders/order-stock.workflow';
+export { bulkEditWorkflow } from './edits/bulk-edit.workflow';

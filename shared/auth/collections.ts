@@ -9,6 +9,8 @@ export interface TenantSettings {
    * field existed lack it: for them it is UTC (see timeZoneOf).
    */
   timeZone?: string;
+  /** Tokens the tenant's AI transforms may use per day (its own time zone's day); absent: the configured default. */
+  aiDailyTokenBudget?: number;
 }
 
 export interface TenantRecord {

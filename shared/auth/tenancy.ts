@@ -111,7 +111,11 @@ export class Tenancy {
       _id: newId('ten'),
       name,
       status: 'active',
-      settings: { taxRate: settings.taxRate ?? 0, timeZone },
+      settings: {
+        taxRate: settings.taxRate ?? 0,
+        timeZone,
+        ...(settings.aiDailyTokenBudget !== undefined ? { aiDailyTokenBudget: settings.aiDailyTokenBudget } : {}),
+      },
       createdAt: now,
       updatedAt: now,
     };
@@ -136,6 +140,17 @@ export class Tenancy {
    * completes an interrupted change. A suspension returns once no API process admits the
    * tenant's keys from its cache.
    */
+  /** Sets the tenant's AI token budget per day (null: back to the configured default). */
+  async setAiDailyTokenBudget(tenantId: string, tokens: number | null): Promise<TenantRecord | null> {
+    return this.tenants.findOneAndUpdate(
+      { _id: tenantId },
+      tokens === null
+        ? { $unset: { 'settings.aiDailyTokenBudget': '' }, $set: { updatedAt: new Date() } }
+        : { $set: { 'settings.aiDailyTokenBudget': tokens, updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+  }
+
   async setTenantStatus(tenantId: string, status: TenantRecord['status']): Promise<TenantRecord | null> {
     const suspended = status !== 'active';
     const flagKeys = (value: boolean) => this.keys.updateMany({ tenantId }, { $set: { tenantSuspended: value } });

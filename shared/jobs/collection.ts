@@ -1,9 +1,12 @@
 import { defineCollection } from '../db/collection';
 
-export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export type JobStatus = 'queued' | 'processing' | 'completed' | 'partial' | 'failed' | 'cancelled';
 
-/** The statuses a job ends in; the others (queued, processing) are running. */
-export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+/**
+ * The statuses a job ends in; the others (queued, processing) are running. `partial`: an AI
+ * transform whose token budget ran out (what it did stays; the rest is listed).
+ */
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'partial', 'failed', 'cancelled'];
 export const RUNNING_JOB_STATUSES: readonly JobStatus[] = ['queued', 'processing'];
 
 export function isFinished(status: JobStatus): boolean {

@@ -180,6 +180,7 @@ type Kind =
   | 'csvImportJobs'
   | 'csvExportJobs'
   | 'publicationJobs'
+  | 'flowJobs'
   | 's3Keys'
   | 'refreshTokens'
   | 'materialSkus'
@@ -212,6 +213,7 @@ function pathKind(path: string, param: string): Kind | undefined {
       if (path.startsWith('/products/bulk/csv/import')) return 'csvImportJobs';
       if (path.startsWith('/products/bulk/csv/export')) return 'csvExportJobs';
       if (path.startsWith('/products/export')) return 'publicationJobs';
+      if (path.startsWith('/products/bulk/flow')) return 'flowJobs';
       return undefined;
     case 'id':
       return (
@@ -355,6 +357,7 @@ const KIT_OF: Record<Kind, keyof typeof KITS> = {
   csvImportJobs: 'csvImport',
   csvExportJobs: 'csvExport',
   publicationJobs: 'publication',
+  flowJobs: 'flow',
   s3Keys: 'upload',
   refreshTokens: 'token',
   materialSkus: 'materials',
@@ -572,6 +575,14 @@ const KITS = {
       productIds: [SKUS.plain],
     });
     remember(t, 'publicationJobs', job.jobId);
+  },
+  async flow(t: Tenant) {
+    await seed(t, 'skus');
+    const run = await call(t, 'POST', '/products/bulk/flow/preview', {
+      selection: { skus: [SKUS.plain] },
+      rules: [{ actions: [{ type: 'add', field: 'tags', values: ['fuzz'] }] }],
+    });
+    remember(t, 'flowJobs', run.jobId);
   },
   async token(t: Tenant) {
     const tokens = await call(t, 'POST', '/auth/token');

@@ -57,16 +57,21 @@ export class TestDeps {
   }
 
   /** The API app over these connections, listening on a free port (for routes only tests declare). */
-  async serveApp(routes: RouteSpec[] = allRoutes): Promise<{ url: string; close: () => Promise<void> }> {
+  async serveApp(
+    routes: RouteSpec[] = allRoutes,
+    /** Settings of this app only (an own task queue, an AI provider), over the suite's. */
+    overrides: Partial<Config> = {},
+  ): Promise<{ url: string; close: () => Promise<void> }> {
+    const config = { ...this.config, ...overrides };
     // the app's own Tenancy with its credential cache, as in the API process; `this.tenancy`
     // changes keys and tenants as the admin CLI does, from outside
     const tenancy = new Tenancy(this.db, { cache: true });
     const deps: AppDeps = {
-      config: this.config,
+      config,
       db: this.db,
       tenancy,
       temporal: this.temporal,
-      jobs: new Jobs(this.temporal, this.config.taskQueue),
+      jobs: new Jobs(this.temporal, config.taskQueue),
       s3: this.s3,
       log: pino({ level: 'silent' }),
     };

@@ -51,6 +51,8 @@ export interface JobScript {
   skipped?: string[];
   /** moveTransferStock fails with insufficient stock on these receive attempts (1-based). */
   insufficientStockOnAttempt?: number[];
+  /** A bulk edit: how many pages of how many products; one product per page is invalid; the budget runs out on page `budgetOutAt` (1-based). */
+  edit?: { pages: number; perPage: number; budgetOutAt?: number };
 }
 
 export interface Call {
@@ -269,6 +271,52 @@ export class FakeWorld {
       },
       recordOrderStockReturned: async (input) => {
         await this.enter(input.orderId, 'recordOrderStockReturned', input);
+      },
+
+      startEdit: async (ref) => {
+        const { edit = { pages: 0, perPage: 0 } } = await this.enter(ref.jobId, 'startEdit', ref);
+        return {
+          total: edit.pages * edit.perPage,
+          errors: [{ productId: null, sku: 'GONE', code: 'not-found', message: 'No product or variant with SKU GONE' }],
+        };
+      },
+      editPage: async (ref) => {
+        const { edit = { pages: 0, perPage: 0 } } = await this.enter(ref.jobId, 'editPage', ref);
+        const page = ref.after === null ? 1 : Number(ref.after.slice(1)) + 1;
+        const out = page >= (edit.budgetOutAt ?? Infinity) || ref.budgetExhausted;
+        const n = page <= edit.pages ? edit.perPage : 0;
+        const changed = n && !out ? n - 1 : 0;
+        const sku = `SKU-${page}`;
+        return {
+          lastId: n ? `p${page}` : ref.after,
+          done: page >= edit.pages,
+          counts: { matched: n, changed, unchanged: 0, invalid: n && !out ? 1 : 0, failed: out ? n : 0 },
+          errors: n
+            ? [
+                out
+                  ? {
+                      productId: `id-${page}`,
+                      sku,
+                      code: 'BUDGET_EXCEEDED',
+                      message: 'budget used up',
+                      retryable: true,
+                    }
+                  : {
+                      productId: `id-${page}`,
+                      sku,
+                      code: 'validation-error',
+                      message: 'compareAtPrice must be greater than price',
+                    },
+              ]
+            : [],
+          fields: changed ? [{ field: 'price', changed, samples: [{ sku: `${sku}-A`, before: 10, after: 11 }] }] : [],
+          replanned: [],
+          budgetExhausted: out,
+        };
+      },
+      finishEdit: async (ref) => {
+        await this.enter(ref.jobId, 'finishEdit', ref);
+        return { operationId: ref.counts.changed ? `bop_${ref.jobId}` : null };
       },
     };
   }

@@ -15,6 +15,7 @@ import {
   type TransferInput,
 } from '../../../shared/inventory/messages';
 import { orderStock, type OrderStockInput } from '../../../shared/orders/messages';
+import { bulkEdit, cancelEdit, type EditWorkflowInput } from '../../../shared/edits/messages';
 import type { FakeWorld, ImportFile } from './fake-activities';
 
 /**
@@ -353,7 +354,53 @@ export const scenarios: Scenario[] = [
       return settle(await start(ctx, orderStock, `ordcnl_${orderId}`, orderInput(orderId, 'cancel')));
     },
   },
+
+  {
+    workflow: bulkEdit,
+    name: 'applied',
+    run: async (ctx) => {
+      const id = ctx.id('flow_applied');
+      ctx.world.script(id, { edit: { pages: 3, perPage: 4 } });
+      return settle(await start(ctx, bulkEdit, id, editInput(id)));
+    },
+  },
+  {
+    workflow: bulkEdit,
+    name: 'cancelled',
+    run: async (ctx) => {
+      const id = ctx.id('flow_cancelled');
+      ctx.world.script(id, { edit: { pages: 5, perPage: 2 } });
+      const gate = ctx.world.gate(id, 'editPage', 2);
+      const handle = await start(ctx, bulkEdit, id, editInput(id));
+      await gate.reached;
+      await handle.signal(cancelEdit);
+      gate.release();
+      return settle(handle);
+    },
+  },
+  {
+    workflow: bulkEdit,
+    name: 'budget-partial',
+    run: async (ctx) => {
+      const id = ctx.id('aitx_partial');
+      ctx.world.script(id, { edit: { pages: 3, perPage: 2, budgetOutAt: 2 } });
+      return settle(await start(ctx, bulkEdit, id, editInput(id, 'ai-transform')));
+    },
+  },
+  {
+    workflow: bulkEdit,
+    name: 'page-failed',
+    run: async (ctx) => {
+      const id = ctx.id('flow_failed');
+      ctx.world.script(id, { edit: { pages: 2, perPage: 2 }, failAt: 'editPage' });
+      return settle(await start(ctx, bulkEdit, id, editInput(id)));
+    },
+  },
 ];
+
+function editInput(jobId: string, type: EditWorkflowInput['type'] = 'flow'): EditWorkflowInput {
+  return { tenantId: TENANT, jobId, type, mode: 'apply', operationId: `bop_${jobId}`, previewId: null };
+}
 
 function orderInput(orderId: string, action: OrderStockInput['action']): OrderStockInput {
   return {

@@ -1,0 +1,239 @@
+import { defineRoutes } from '../route';
+import { idempotencyKeyOf, tenantOf, validBody, type AppContext } from '../context';
+import { AppError } from '../../shared/errors/catalog';
+import { flowSelectionSchema } from '../../shared/flows/definition';
+import { aiFieldProblems } from '../../shared/edits/inputs';
+import { resolveField } from '../../shared/flows/fields';
+import { budgetOf } from '../../shared/edits/run-of';
+import type { AiSpec, EditSelection } from '../../shared/edits/runs';
+import { estimateTextTokens } from '../../shared/ai/tokens';
+import type { JsonSchema } from '../../shared/validation';
+import { answerRun, editRuns } from './runs';
+
+const tags = ['bulk'];
+const read = { scopes: ['products:read' as const] };
+const update = { scopes: ['products:update' as const] };
+const JOBS = '/products/bulk/ai';
+const jobParam: Record<string, JsonSchema> = { jobId: { type: 'string', minLength: 1, maxLength: 100 } };
+
+/** The longest prompt a transform takes. */
+export const MAX_PROMPT_LENGTH = 4000;
+const fieldList = (max: number, description: string): JsonSchema => ({
+  type: 'array',
+  minItems: 1,
+  maxItems: max,
+  items: { type: 'string', minLength: 1, maxLength: 200 },
+  description,
+});
+
+const transformSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    prompt: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_PROMPT_LENGTH,
+      pattern: '\\S',
+      description: "the merchant's instruction, in any language",
+    },
+    selection: flowSelectionSchema,
+    fields: fieldList(
+      20,
+      'the fields the model may change (required): leaf paths such as title.value, description.value, seo.metaTitle, tags, bullets, brand; price and status only when listed',
+    ),
+    sourceFields: {
+      ...fieldList(
+        30,
+        'fields the model may read besides those it changes (default: sku, title, description, brand, model, kind, category, tags, attributes)',
+      ),
+      minItems: 0,
+    },
+    mode: { type: 'string', enum: ['preview', 'apply'], default: 'apply' },
+    previewId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'apply a completed preview: its answers are written without asking the model again',
+    },
+    operationName: { type: 'string', maxLength: 200 },
+  },
+};
+
+interface TransformBody {
+  prompt?: string;
+  selection?: EditSelection;
+  fields?: string[];
+  sourceFields?: string[];
+  mode: 'preview' | 'apply';
+  previewId?: string;
+  operationName?: string;
+}
+
+function requireProvider(ctx: AppContext): void {
+  if (!ctx.deps.config.ai)
+    throw new AppError(
+      503,
+      'ai-not-configured',
+      'AI transforms need an OpenAI-compatible chat-completions provider: set AI_BASE_URL (e.g. https://api.openai.com/v1 or http://localhost:11434/v1 for Ollama), AI_API_KEY and AI_MODEL, then restart the API and the worker',
+    );
+}
+
+/** 429 before anything starts when today's budget cannot pay for one more call. */
+async function requireBudget(ctx: AppContext, prompt: string): Promise<void> {
+  const { tenantDb, principal } = tenantOf(ctx);
+  const tenant = await ctx.deps.tenancy.getTenant(principal.tenantId);
+  const status = await budgetOf(ctx.deps.config, tenantDb, tenant).status();
+  const oneCall = estimateTextTokens(prompt) + (ctx.deps.config.ai?.maxOutputTokens ?? 0);
+  if (status.remaining >= oneCall) return;
+  const seconds = Math.max(1, Math.ceil((Date.parse(status.resetsAt) - Date.now()) / 1000));
+  throw new AppError(
+    429,
+    'budget-exceeded',
+    `The daily AI token budget is used up (${status.used + status.reserved} of ${status.dailyLimit} tokens); it resets at ${status.resetsAt}`,
+    { error: 'BUDGET_EXCEEDED', retryable: true, details: status },
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+const RESULT_NOTES = [
+  'Each product is one model call: the prompt and, as separate data (never instructions), the current values of `fields` and the `sourceFields`.',
+  "The answer is constrained by a JSON schema to the allowed fields, then validated by the product rules. Per-product errors carry the spec's AI codes and `retryable`:",
+  'RATE_LIMITED, BUDGET_EXCEEDED, INVALID_PROMPT, MODEL_ERROR, PARSE_ERROR (after one repair attempt), TIMEOUT, INVALID_RESPONSE (off-schema, or refused by the product rules: validation-error).',
+  'Runs of up to AI_SYNC_MAX products (default 10) answer when done: 200, or 207 with `errors`; larger ones 202 `{jobId: "aitx_…"}`, polled at GET /products/bulk/ai/{jobId}.',
+  "When the tenant's daily token budget runs out mid-run the run ends `partial`: what was done stays applied and recorded; the rest is listed as BUDGET_EXCEEDED.",
+  'mode preview plans without writing and answers a previewId; an apply with that previewId writes the previewed answers without new model calls (products changed since are asked again and listed in `replanned`).',
+  'An apply that changes products is one bulk operation (type `ai-transform`), reversible with POST /products/bulk/operations/{id}/rollback. 429 budget-exceeded (`error: BUDGET_EXCEEDED`, Retry-After) when the budget cannot pay for one call; 503 ai-not-configured without a provider.',
+].join('\n');
+
+export const aiRoutes = defineRoutes([
+  {
+    method: 'get',
+    path: '/products/bulk/ai/budget',
+    summary: "The tenant's daily AI token budget: `{dailyLimit, used, reserved, remaining, resetsAt}`",
+    description:
+      'A day is the tenant\'s own (settings.timeZone); `reserved` is held by calls in flight (prompt plus the most a call may generate), replaced by the actual usage when each answers. Permission (the spec says "not stated"): products:read.',
+    tags,
+    auth: read,
+    responses: { 200: { description: '`{dailyLimit, used, reserved, remaining, resetsAt}`' } },
+    handler: async (ctx) => {
+      const { tenantDb, principal } = tenantOf(ctx);
+      const tenant = await ctx.deps.tenancy.getTenant(principal.tenantId);
+      ctx.body = await budgetOf(ctx.deps.config, tenantDb, tenant).status();
+    },
+  },
+  {
+    method: 'get',
+    path: '/products/bulk/ai/usage',
+    summary: 'Tokens used per day: `{history: [{date, tokensUsed, requestCount}]}`, newest first',
+    tags,
+    auth: read,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { days: { type: 'integer', minimum: 1, maximum: 366, default: 30 } },
+    },
+    responses: { 200: { description: '`{history: [{date, tokensUsed, requestCount}]}`' } },
+    handler: async (ctx) => {
+      const { tenantDb, principal } = tenantOf(ctx);
+      const tenant = await ctx.deps.tenancy.getTenant(principal.tenantId);
+      const { days } = ctx.state.query as { days: number };
+      ctx.body = await budgetOf(ctx.deps.config, tenantDb, tenant).usage(days);
+    },
+  },
+  {
+    method: 'post',
+    path: '/products/bulk/ai/transform',
+    summary: 'Edits the selected products with a natural-language prompt through an OpenAI-compatible model',
+    description: RESULT_NOTES,
+    tags,
+    auth: update,
+    body: transformSchema,
+    invalid: { rules: [{ field: 'prompt', code: 'INVALID_PROMPT' }] },
+    responses: {
+      200: { description: 'done' },
+      207: { description: 'done; `errors` lists the products not changed, each with its AI code and `retryable`' },
+      202: { description: 'a large run, as a job' },
+      400: { description: 'validation-error; INVALID_PROMPT (an empty or too long prompt)' },
+      429: { description: 'budget-exceeded' },
+      503: { description: 'ai-not-configured' },
+    },
+    handler: async (ctx) => {
+      requireProvider(ctx);
+      const body = validBody<TransformBody>(ctx);
+      let ai: AiSpec | undefined;
+      if (body.prompt !== undefined || body.fields !== undefined || body.selection !== undefined || !body.previewId) {
+        const missing = (['prompt', 'selection', 'fields'] as const).filter((k) => body[k] === undefined);
+        if (missing.length)
+          throw new AppError(
+            400,
+            'validation-error',
+            `Missing ${missing.join(', ')} (or send the previewId of a completed preview alone)`,
+            {
+              field: missing[0],
+            },
+          );
+        const problems = [
+          ...aiFieldProblems(body.fields!, 'fields'),
+          ...aiFieldProblems(body.sourceFields ?? [], 'sourceFields', { reading: true }),
+        ];
+        if (problems.length)
+          throw new AppError(
+            400,
+            'validation-error',
+            `Invalid transform: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`,
+            {
+              field: problems[0].path,
+              errors: problems,
+            },
+          );
+        // as the fields resolve (`title` is `title.value`), so a preview and its apply compare alike
+        const canonical = (paths: string[]) => paths.map((p) => resolveField(p)!.path);
+        ai = {
+          prompt: body.prompt!,
+          fields: canonical(body.fields!),
+          ...(body.sourceFields?.length ? { sourceFields: canonical(body.sourceFields) } : {}),
+        };
+      }
+      await requireBudget(ctx, ai?.prompt ?? '');
+      const run = await editRuns(ctx, 'ai-transform').start({
+        type: 'ai-transform',
+        mode: body.previewId ? 'apply' : body.mode,
+        ai,
+        selection: body.selection,
+        previewId: body.previewId,
+        operationName: body.operationName ?? null,
+        idempotencyKey: idempotencyKeyOf(ctx),
+      });
+      answerRun(ctx, JOBS, run);
+    },
+  },
+  {
+    method: 'get',
+    path: '/products/bulk/ai/:jobId',
+    summary: 'An AI transform run: live progress while it runs, the result once it ended',
+    tags,
+    auth: read,
+    params: jobParam,
+    responses: { 200: { description: 'the run, as transform answers it' }, 404: { description: 'not-found' } },
+    handler: async (ctx) => {
+      ctx.body = await editRuns(ctx, 'ai-transform').get('ai-transform', ctx.params.jobId);
+    },
+  },
+  {
+    method: 'post',
+    path: '/products/bulk/ai/:jobId/cancel',
+    summary: 'Cancels a running AI transform: it stops before its next page; what it changed stays recorded',
+    tags,
+    auth: update,
+    params: jobParam,
+    responses: {
+      200: { description: '`{success, message}`' },
+      400: { description: 'cancel-failed' },
+      404: { description: 'not-found' },
+    },
+    handler: async (ctx) => {
+      ctx.body = await editRuns(ctx, 'ai-transform').cancel('ai-transform', ctx.params.jobId);
+    },
+  },
+]);

@@ -1,0 +1,77 @@
+import { BulkOperations } from '../bulk/operations';
+import type { TenantDb } from '../db/tenant-db';
+import { products } from '../products/collections';
+import type { ProductDoc } from '../products/types';
+import type { Patch } from './plan';
+
+export interface Change {
+  current: ProductDoc;
+  patch: Patch;
+}
+
+export type Applied = { ok: true; afterVersion: number } | { ok: false; message: string };
+
+const CONFLICT = 'changed by another request while the edit was applied; run the edit again for it';
+
+/**
+ * Writes a batch of planned changes, each recorded first in the bulk operation with its
+ * before-image (so a kill between the two leaves a record a retry recognises, never a change a
+ * rollback cannot see). Each write is guarded by the version the change was planned from and
+ * moves it by one; the SKUs are untouched (planProposal refused any change of them), so the
+ * write is the changed top-level fields alone, all of a batch in one unordered bulkWrite. A
+ * product someone changed in between keeps their change: its record is dropped and it is
+ * answered as a conflict.
+ */
+export async function applyChanges(
+  tenantDb: TenantDb,
+  operationId: string,
+  changes: Change[],
+): Promise<Map<string, Applied>> {
+  const out = new Map<string, Applied>();
+  if (!changes.length) return out;
+  const ops = new BulkOperations(tenantDb);
+  await ops.recordMany(
+    operationId,
+    changes.map((c) => ({
+      productId: c.current._id.toHexString(),
+      sku: c.current.sku,
+      action: 'updated' as const,
+      before: c.current,
+      afterVersion: c.current.version + 1,
+    })),
+  );
+  const updatedAt = new Date();
+  const col = tenantDb.collection(products);
+  const res = await col.bulkWrite(
+    changes.map((c) => ({
+      updateOne: {
+        filter: { _id: c.current._id, version: c.current.version },
+        update: {
+          $set: { ...c.patch.set, updatedAt, version: c.current.version + 1 } as Partial<ProductDoc>,
+          ...(c.patch.unset.length ? { $unset: Object.fromEntries(c.patch.unset.map((k) => [k, ''])) } : {}),
+        },
+      },
+    })),
+    { ordered: false },
+  );
+  let versions: Map<string, number> | null = null;
+  if (res.matchedCount < changes.length) {
+    // which ones did not hold: the products not at the version this batch gave them
+    const found = await col
+      .find({ _id: { $in: changes.map((c) => c.current._id) } }, { projection: { _id: 1, version: 1 } })
+      .toArray();
+    versions = new Map(found.map((p) => [p._id.toHexString(), p.version]));
+  }
+  const lost: string[] = [];
+  for (const c of changes) {
+    const id = c.current._id.toHexString();
+    const afterVersion = c.current.version + 1;
+    if (!versions || versions.get(id) === afterVersion) out.set(id, { ok: true, afterVersion });
+    else {
+      lost.push(id);
+      out.set(id, { ok: false, message: CONFLICT });
+    }
+  }
+  await ops.unrecordMany(operationId, lost);
+  return out;
+}

@@ -1,0 +1,26 @@
+import { defineCollection } from '../db/collection';
+import type { PlannedOutcome } from './plan';
+
+/**
+ * What a preview planned for one product, kept so that an apply given the preview's id writes
+ * exactly that (`set`/`unset` over the version it was planned at) and re-plans only the products
+ * changed since. `_id` is `${previewId}:${productId}`: one per product, and a retried preview page
+ * writes it again in place. Expired previews are checked on read and deleted by a periodic sweep.
+ */
+export interface EditPatchDoc {
+  _id: string;
+  tenantId: string;
+  previewId: string;
+  productId: string;
+  sku: string;
+  /** The product's version the plan was made from. */
+  version: number;
+  outcome: PlannedOutcome;
+  createdAt: Date;
+}
+
+export const editPatches = defineCollection<EditPatchDoc>({
+  name: 'bulk_edit_patches',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, previewId: 1, _id: 1 } }, { key: { tenantId: 1, createdAt: 1 } }],
+});

@@ -1,0 +1,119 @@
+import { isDeepStrictEqual } from 'node:util';
+import { AppError, type FieldError } from '../errors/catalog';
+import type { Catalog } from '../products/catalog';
+import { skusOf } from '../products/normalize';
+import type { ProductDoc, ProductInput } from '../products/types';
+import type { FieldDiff } from './summary-rules';
+
+/** Fields a product carries that are the server's, not content an edit proposes. */
+const SERVER_FIELDS = new Set(['_id', 'tenantId', 'createdAt', 'updatedAt', 'version']);
+
+/** A product's own content: what an edit reads and proposes (no id, tenant, version or timestamps). */
+export function contentOf(doc: ProductDoc): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(doc)) if (!SERVER_FIELDS.has(k)) out[k] = v;
+  return out;
+}
+
+/** The write that turns a product into the planned one: top-level fields set and removed. */
+export interface Patch {
+  set: Record<string, unknown>;
+  unset: string[];
+}
+
+/** What an engine planned for one product, as stored with a preview and answered per product. */
+export type PlannedOutcome =
+  | { kind: 'change'; patch: Patch }
+  | { kind: 'unchanged' }
+  | { kind: 'invalid'; message: string; fieldErrors: FieldError[] }
+  | { kind: 'failed'; code: string; message: string; retryable: boolean };
+
+/** What an engine (a flow, a model) proposes for one product, before the product rules see it. */
+export type Proposal =
+  | { kind: 'proposed'; product: Record<string, unknown> }
+  | { kind: 'invalid'; message: string; fieldErrors: FieldError[] }
+  | { kind: 'failed'; code: string; message: string; retryable: boolean };
+
+/** One engine's way to plan a product: the same for a preview and an apply, so the two agree. */
+export interface Planner {
+  propose(current: ProductDoc): Promise<Proposal>;
+}
+
+const plain = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
+/** The fields two contents differ in: objects are followed down, lists and values compared whole. */
+export function diffContent(before: Record<string, unknown>, after: Record<string, unknown>, at = ''): FieldDiff[] {
+  const out: FieldDiff[] = [];
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const b = before[key];
+    const a = after[key];
+    if (isDeepStrictEqual(b, a)) continue;
+    const field = at ? `${at}.${key}` : key;
+    const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+    if (isObject(b) && isObject(a))
+      out.push(...diffContent(b as Record<string, unknown>, a as Record<string, unknown>, field));
+    else out.push({ field, before: b ?? null, after: a ?? null });
+  }
+  return out;
+}
+
+/** The top-level write from `before` to `after` (both plain JSON contents). */
+export function patchBetween(before: Record<string, unknown>, after: Record<string, unknown>): Patch {
+  const set: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(after)) if (!isDeepStrictEqual(before[k], v)) set[k] = v;
+  return { set, unset: Object.keys(before).filter((k) => !(k in after)) };
+}
+
+/** The product's content once a patch is applied. */
+export function applyPatch(content: Record<string, unknown>, patch: Patch): Record<string, unknown> {
+  const out = { ...content, ...structuredClone(patch.set) };
+  for (const k of patch.unset) delete out[k];
+  return out;
+}
+
+function fieldErrorsOf(err: AppError): FieldError[] {
+  return (
+    (err.extra.fieldErrors as FieldError[] | undefined) ??
+    (err.extra.field ? [{ field: String(err.extra.field), message: err.message }] : [])
+  );
+}
+
+/**
+ * Checks a proposal with the very rules of a product write (the schema, then Catalog.prepareInput:
+ * the rules between fields, bundle and BOM references) and says what it would change. An edit may
+ * not change SKUs: they are the catalog's keys, changed only by a product write of its own.
+ */
+export async function planProposal(catalog: Catalog, current: ProductDoc, proposal: Proposal): Promise<PlannedOutcome> {
+  if (proposal.kind !== 'proposed') return proposal;
+  let product: ProductInput;
+  try {
+    product = await catalog.prepare(structuredClone(proposal.product));
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    return { kind: 'invalid', message: err.message, fieldErrors: fieldErrorsOf(err) };
+  }
+  const sameSkus = isDeepStrictEqual(
+    skusOf(current)
+      .map((s) => `${s.kind}:${s.sku}`)
+      .sort(),
+    skusOf(product)
+      .map((s) => `${s.kind}:${s.sku}`)
+      .sort(),
+  );
+  if (!sameSkus)
+    return {
+      kind: 'invalid',
+      message: 'Invalid product: a bulk edit may not change SKUs',
+      fieldErrors: [{ field: 'sku', message: 'may not be changed by a bulk edit' }],
+    };
+  const before = plain(contentOf(current)) as Record<string, unknown>;
+  const after = plain(product) as Record<string, unknown>;
+  const patch = patchBetween(before, after);
+  return Object.keys(patch.set).length || patch.unset.length ? { kind: 'change', patch } : { kind: 'unchanged' };
+}
+
+/** The field diffs of a change, from the product as it was planned from. */
+export function diffsOf(current: ProductDoc, patch: Patch): FieldDiff[] {
+  const before = plain(contentOf(current)) as Record<string, unknown>;
+  return diffContent(before, applyPatch(before, patch));
+}

@@ -1,0 +1,102 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import {
+  cancelEdit,
+  editProgress,
+  MAX_LISTED_ERRORS,
+  type EditProgress,
+  type EditResult,
+  type EditWorkflowInput,
+} from '../../shared/edits/messages';
+import { FieldSummaries, ZERO_COUNTS, type PageResult, type ProductError } from '../../shared/edits/summary-rules';
+
+const acts = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 10 } });
+
+// A page heartbeats every few seconds while it runs (model calls included): a killed worker's
+// page is handed to another worker within the heartbeat timeout, and the page, run again,
+// recognises what it already changed.
+const pageActs = proxyActivities<Activities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
+function failureMessage(err: unknown): string {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.nonRetryable) return cause.message;
+  const step = (err as { activityType?: string }).activityType;
+  return `the run stopped: ${step ? `its ${step} step` : 'a step'} failed after repeated attempts`;
+}
+
+/**
+ * A bulk edit, page by page: each page plans its products with the engine and keeps the plans
+ * (a preview) or writes and records them (an apply). Progress is answered by the `progress`
+ * query; a cancel stops it before the next page, keeping (and recording) what was done. When an
+ * AI run's token budget runs out, the rest of the selection is listed as BUDGET_EXCEEDED and the
+ * run ends `partial`.
+ */
+export async function bulkEditWorkflow(input: EditWorkflowInput): Promise<EditResult> {
+  const ref = { tenantId: input.tenantId, jobId: input.jobId };
+  const p: EditProgress = { status: 'processing', total: 0, processed: 0, percent: 0, counts: { ...ZERO_COUNTS } };
+  let cancelled = false;
+  setHandler(editProgress, () => p);
+  setHandler(cancelEdit, () => {
+    cancelled = true;
+  });
+  const errors: ProductError[] = [];
+  let errorsNotListed = 0;
+  const fields = new FieldSummaries();
+  const replanned: string[] = [];
+  const note = (more: ProductError[]) => {
+    const room = Math.max(0, MAX_LISTED_ERRORS - errors.length);
+    errors.push(...more.slice(0, room));
+    errorsNotListed += Math.max(0, more.length - room);
+  };
+  const result = (error: string | null): EditResult => ({
+    ...p,
+    operationId: null,
+    previewId: input.mode === 'preview' ? input.jobId : input.previewId,
+    errors,
+    errorsNotListed,
+    fields: fields.list(),
+    replanned,
+    error,
+  });
+
+  await acts.updateJob({ ...ref, status: 'processing' });
+  try {
+    const start = await acts.startEdit(ref);
+    p.total = start.total;
+    p.counts.matched += start.errors.length;
+    p.counts.failed += start.errors.length;
+    note(start.errors);
+    let after: string | null = null;
+    let budgetExhausted = false;
+    while (!cancelled) {
+      const page: PageResult = await pageActs.editPage({ ...ref, after, budgetExhausted });
+      for (const k of Object.keys(p.counts) as (keyof typeof p.counts)[]) p.counts[k] += page.counts[k];
+      note(page.errors);
+      fields.merge(page.fields);
+      replanned.push(...page.replanned);
+      p.processed += page.counts.matched;
+      p.percent = p.total ? Math.min(99, Math.floor((p.processed / p.total) * 100)) : 99;
+      after = page.lastId;
+      budgetExhausted = page.budgetExhausted;
+      if (page.done) break;
+    }
+    const { operationId } = await acts.finishEdit({ ...ref, counts: p.counts });
+    p.status = cancelled ? 'cancelled' : budgetExhausted ? 'partial' : 'completed';
+    p.percent = 100;
+    const done = { ...result(null), operationId };
+    await acts.updateJob({ ...ref, status: p.status, result: { ...done } });
+    return done;
+  } catch (err) {
+    p.status = 'failed';
+    const message = failureMessage(err);
+    // what was written stays recorded: the operation is closed so that it can be rolled back
+    const closed = await acts.finishEdit({ ...ref, counts: p.counts }).catch(() => ({ operationId: null }));
+    const failed = { ...result(message), operationId: closed.operationId };
+    await acts.updateJob({ ...ref, status: 'failed', result: { ...failed }, error: message });
+    return failed;
+  }
+}
