@@ -4,6 +4,7 @@ import { loadConfig } from '../shared/config';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 import { finishStaleConsumptions } from '../shared/consumption/recovery';
+import { dropExpiredPreviews } from '../shared/edits/cleanup';
 import { Tenancy } from '../shared/auth/tenancy';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
@@ -24,10 +25,11 @@ async function main(): Promise<void> {
   const server = app.listen(config.port, config.host, () => {
     log.info({ url: `http://${config.host}:${config.port}` }, 'api listening');
   });
-  const sweep = setInterval(
-    () => void tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed')),
-    10 * 60_000,
-  );
+  const sweep = setInterval(() => {
+    void tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed'));
+    // plans of bulk-edit previews past their 24 hours (shared/edits/cleanup.ts)
+    void dropExpiredPreviews(mongo.db).catch((err) => log.warn({ err }, 'preview sweep failed'));
+  }, 10 * 60_000);
   sweep.unref();
   // consumptions a killed API process left half-way are finished by the next sweep (shared/consumption/recovery.ts)
   const recover = setInterval(
