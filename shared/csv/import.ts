@@ -8,6 +8,9 @@ import { Catalog } from '../products/catalog';
 import { presentProduct } from '../products/present';
 import type { ProductDoc, ProductInput } from '../products/types';
 import type { ParsedProduct } from './layout';
+import { applyChanges } from '../edits/apply';
+import { contentOf, patchBetween, type Patch } from '../edits/plan';
+import { skusOf } from '../products/normalize';
 
 export interface ImportOptions {
   createIfNotExists: boolean;
@@ -92,6 +95,22 @@ function comparable(doc: ProductInput | ProductDoc): Record<string, unknown> {
   delete shown.updatedAt;
   delete shown.tenantId;
   return JSON.parse(JSON.stringify(shown));
+}
+
+/** Whether an update keeps the product's SKUs and their roles (then it is a plain guarded write of the fields it changes). */
+function keepsSkus(current: ProductDoc, product: ProductInput): boolean {
+  const keys = (p: ProductInput) =>
+    skusOf(p)
+      .map((s) => `${s.kind}:${s.sku}`)
+      .sort()
+      .join('\n');
+  return keys(current) === keys(product);
+}
+
+/** The write from the stored product to the planned one, as plain JSON. */
+function patchOf(current: ProductDoc, product: ProductInput): Patch {
+  const plain = (v: unknown) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>;
+  return patchBetween(plain(contentOf(current)), plain(product));
 }
 
 function messageOf(err: unknown): string {
@@ -265,8 +284,22 @@ export async function applyImport(
       }
       opts.onProgress?.();
     }
-    for (const plan of batch) {
-      if (plan.kind !== 'update') continue;
+    // updates that keep the product's SKUs: recorded, then written together, guarded by version (shared/edits)
+    const updates = batch.filter((p): p is Extract<Plan, { kind: 'update' }> => p.kind === 'update');
+    const together = new Set(updates.filter((p) => keepsSkus(p.current, p.product)));
+    const applied = await applyChanges(
+      tenantDb,
+      operationId,
+      [...together].map((p) => ({ current: p.current, patch: patchOf(p.current, p.product) })),
+    );
+    for (const plan of together) {
+      const result = applied.get(plan.current._id.toHexString());
+      if (result && !result.ok)
+        fail(plan, new AppError(409, 'conflict', `product ${plan.current.sku} ${result.message}`));
+    }
+    if (together.size) opts.onProgress?.();
+    for (const plan of updates) {
+      if (together.has(plan)) continue;
       try {
         const doc = await catalog.write(plan.current, plan.product);
         await ops.record(operationId, {
