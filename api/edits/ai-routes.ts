@@ -3,10 +3,10 @@ import { idempotencyKeyOf, tenantOf, validBody, type AppContext } from '../conte
 import { AppError } from '../../shared/errors/catalog';
 import { flowSelectionSchema } from '../../shared/flows/definition';
 import { aiFieldProblems } from '../../shared/edits/inputs';
-import { resolveField } from '../../shared/flows/fields';
+import { fieldSchemaAt, resolveField } from '../../shared/flows/fields';
 import { budgetOf } from '../../shared/edits/run-of';
 import type { AiSpec, EditSelection } from '../../shared/edits/runs';
-import { estimateTextTokens } from '../../shared/ai/tokens';
+import { leastCallTokens } from '../../shared/ai/transform-one';
 import type { JsonSchema } from '../../shared/validation';
 import { answerRun, editRuns } from './runs';
 
@@ -79,12 +79,13 @@ function requireProvider(ctx: AppContext): void {
     );
 }
 
-/** 429 before anything starts when today's budget cannot pay for one more call. */
-async function requireBudget(ctx: AppContext, prompt: string): Promise<void> {
+/** 429 before anything starts when today's budget cannot pay for one more call (the least any product's costs). */
+async function requireBudget(ctx: AppContext, spec: AiSpec): Promise<void> {
   const { tenantDb, principal } = tenantOf(ctx);
   const tenant = await ctx.deps.tenancy.getTenant(principal.tenantId);
   const status = await budgetOf(ctx.deps.config, tenantDb, tenant).status();
-  const oneCall = estimateTextTokens(prompt) + (ctx.deps.config.ai?.maxOutputTokens ?? 0);
+  const fields = spec.fields.map((path) => ({ path, schema: fieldSchemaAt(path)! }));
+  const oneCall = leastCallTokens(spec.prompt, fields, ctx.deps.config.ai?.maxOutputTokens ?? 0);
   if (status.remaining >= oneCall) return;
   const seconds = Math.max(1, Math.ceil((Date.parse(status.resetsAt) - Date.now()) / 1000));
   throw new AppError(
@@ -195,7 +196,8 @@ export const aiRoutes = defineRoutes([
           ...(body.sourceFields?.length ? { sourceFields: canonical(body.sourceFields) } : {}),
         };
       }
-      await requireBudget(ctx, ai?.prompt ?? '');
+      // an apply of a preview asks the model only for products changed since: each of those is refused on its own
+      if (ai) await requireBudget(ctx, ai);
       const run = await editRuns(ctx, 'ai-transform').start({
         type: 'ai-transform',
         mode: body.previewId ? 'apply' : body.mode,

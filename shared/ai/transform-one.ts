@@ -76,6 +76,23 @@ export async function transformOne(args: TransformArgs): Promise<TransformResult
   return { ok: true, values, usage };
 }
 
+/** What a call reserves: the estimated prompt (messages and schema) plus the most the model may answer. */
+function callTokens(messages: ChatMessage[], schema: JsonSchema, maxOutputTokens: number): number {
+  return estimateTokens(messages) + estimateTextTokens(JSON.stringify(schema)) + maxOutputTokens;
+}
+
+/**
+ * The least a transform's call reserves: the call for a product with no data at all. A budget
+ * that cannot pay this cannot pay for any product of the transform.
+ */
+export function leastCallTokens(prompt: string, fields: FieldSpec[], maxOutputTokens: number): number {
+  return callTokens(
+    buildMessages({ prompt, fields, source: {}, current: {} }),
+    schemasFor(fields).model,
+    maxOutputTokens,
+  );
+}
+
 /** Reserves the most the call may cost, makes it, then charges what it used or frees the reservation. */
 async function paidCall(
   args: TransformArgs,
@@ -84,7 +101,7 @@ async function paidCall(
   schema: JsonSchema,
 ): Promise<ChatResult> {
   const { client, budget } = args;
-  const tokens = estimateTokens(messages) + estimateTextTokens(JSON.stringify(schema)) + client.maxOutputTokens;
+  const tokens = callTokens(messages, schema, client.maxOutputTokens);
   if (!(await budget.reserve(reservationId, tokens)))
     return {
       ok: false,

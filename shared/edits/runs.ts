@@ -103,7 +103,6 @@ export interface EditRunView {
   errorsNotListed?: number;
   fields?: EditResult['fields'];
   replanned?: string[];
-  missingSkus?: string[];
   error?: string | null;
   createdAt: string;
   finishedAt: string | null;
@@ -238,7 +237,8 @@ export class EditRuns {
     const p = preview?.input as unknown as EditJobInput | undefined;
     if (!preview || !p || p.mode !== 'preview')
       throw new AppError(404, 'not-found', `No ${kind.label} preview ${req.previewId}`, { field: 'previewId' });
-    if (preview.status !== 'completed')
+    // a partial preview (its budget ran out) applies what it planned; its refused products stay refused
+    if (preview.status !== 'completed' && preview.status !== 'partial')
       throw new AppError(
         409,
         'preview-not-ready',

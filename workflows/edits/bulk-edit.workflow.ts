@@ -5,6 +5,7 @@ import {
   editProgress,
   MAX_LISTED_ERRORS,
   type EditProgress,
+  type EditStatus,
   type EditResult,
   type EditWorkflowInput,
 } from '../../shared/edits/messages';
@@ -85,18 +86,20 @@ export async function bulkEditWorkflow(input: EditWorkflowInput): Promise<EditRe
       if (page.done) break;
     }
     const { operationId } = await acts.finishEdit({ ...ref, counts: p.counts });
-    p.status = cancelled ? 'cancelled' : budgetExhausted ? 'partial' : 'completed';
+    const status: EditStatus = cancelled ? 'cancelled' : budgetExhausted ? 'partial' : 'completed';
+    const done = { ...result(null), status, percent: 100, operationId };
+    await acts.updateJob({ ...ref, status, result: { ...done } });
+    // the query answers an end only once the record has it, so a client never sees an end without its result
+    p.status = status;
     p.percent = 100;
-    const done = { ...result(null), operationId };
-    await acts.updateJob({ ...ref, status: p.status, result: { ...done } });
     return done;
   } catch (err) {
-    p.status = 'failed';
     const message = failureMessage(err);
     // what was written stays recorded: the operation is closed so that it can be rolled back
     const closed = await acts.finishEdit({ ...ref, counts: p.counts }).catch(() => ({ operationId: null }));
-    const failed = { ...result(message), operationId: closed.operationId };
+    const failed = { ...result(message), status: 'failed' as const, operationId: closed.operationId };
     await acts.updateJob({ ...ref, status: 'failed', result: { ...failed }, error: message });
+    p.status = 'failed';
     return failed;
   }
 }
