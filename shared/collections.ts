@@ -18,7 +18,7 @@ import { publicationItems, publicationLocks } from './publication/publication';
 import { channels } from './channels/channels';
 import { materialMovements, materialStock, materials, supplies } from './materials/collections';
 import { materialConsumptions } from './consumption/collections';
-import { editPatches } from './edits/collections';
+import { editPages, editPatches } from './edits/collections';
 import { aiTokenDays } from './ai/budget';
 
 /**
@@ -57,5 +57,6 @@ export const allCollections: CollectionDef<any>[] = [
   materialMovements,
   materialConsumptions,
   editPatches,
+  editPages,
   aiTokenDays,
 ];

@@ -5,7 +5,7 @@ import { BulkOperations } from '../../shared/bulk/operations';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { jobs } from '../../shared/jobs/collection';
 import type { EditCounts, PageResult, ProductError } from '../../shared/edits/summary-rules';
-import { runEditPage } from '../../shared/edits/page';
+import { dropPages, pageCount, runEditPage, snapshotSelection } from '../../shared/edits/page';
 import { editPlanner, editRunOf } from '../../shared/edits/run-of';
 import type { EditJobInput } from '../../shared/edits/runs';
 
@@ -27,28 +27,41 @@ export function editActivities(deps: ActivityDeps) {
   };
 
   return {
-    /** The run's size, and the SKUs of its selection that name no product (listed once, as not found). */
-    async startEdit(ref: JobRef): Promise<{ total: number; errors: ProductError[] }> {
-      const { input } = await load(ref);
-      return {
-        total: input.total,
-        errors: input.missingSkus.map((sku) => ({
-          productId: null,
-          sku,
-          code: 'not-found',
-          message: `No product or variant with SKU ${sku}`,
-        })),
-      };
+    /**
+     * Fixes the run's products as pages (an apply of a preview takes the preview's) and answers
+     * their count, with the SKUs of the selection that name no product (listed once, as not found).
+     */
+    async startEdit(ref: JobRef): Promise<{ total: number; pages: number; errors: ProductError[] }> {
+      const { tenantDb, input } = await load(ref);
+      const run = editRunOf(deps.config, ref.jobId, input);
+      const ticker = setInterval(() => heartbeat(), HEARTBEAT_MS);
+      try {
+        const sized =
+          run.mode === 'apply' && run.previewId
+            ? { total: input.total, pages: await pageCount(tenantDb, run.previewId) }
+            : await snapshotSelection(tenantDb, ref.jobId, run.filter, run.pageSize);
+        return {
+          ...sized,
+          errors: input.missingSkus.map((sku) => ({
+            productId: null,
+            sku,
+            code: 'not-found',
+            message: `No product or variant with SKU ${sku}`,
+          })),
+        };
+      } finally {
+        clearInterval(ticker);
+      }
     },
 
     /** One page of the run; run again after a kill, it changes nothing twice (runEditPage). */
-    async editPage(ref: JobRef & { after: string | null; budgetExhausted: boolean }): Promise<PageResult> {
+    async editPage(ref: JobRef & { page: number; budgetExhausted: boolean }): Promise<PageResult> {
       const { tenantDb, job, input } = await load(ref);
       const tenant = await new Tenancy(deps.db).getTenant(ref.tenantId);
       const ticker = setInterval(() => heartbeat(), HEARTBEAT_MS);
       try {
         const planner = await editPlanner(deps.config, tenantDb, tenant, job._id, input);
-        return await runEditPage(tenantDb, editRunOf(deps.config, job._id, input), planner, ref.after, {
+        return await runEditPage(tenantDb, editRunOf(deps.config, job._id, input), planner, ref.page, {
           budgetExhausted: ref.budgetExhausted,
           onProgress: () => heartbeat(),
         });
@@ -61,6 +74,7 @@ export function editActivities(deps: ActivityDeps) {
     async finishEdit(ref: JobRef & { counts: EditCounts }): Promise<{ operationId: string | null }> {
       const { tenantDb, input } = await load(ref);
       if (input.mode !== 'apply') return { operationId: null };
+      await dropPages(tenantDb, ref.jobId);
       const ops = new BulkOperations(tenantDb);
       const op = await ops.get(input.operationId);
       if (!op) return { operationId: null };

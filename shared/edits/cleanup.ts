@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { tenants } from '../auth/collections';
 import { systemCollection, TenantDb } from '../db/tenant-db';
-import { editPatches } from './collections';
+import { editPages, editPatches } from './collections';
 import { PREVIEW_TTL_MS } from './runs';
 
 /**
@@ -13,8 +13,11 @@ export async function dropExpiredPreviews(db: Db, now = new Date()): Promise<num
   const cutoff = new Date(now.getTime() - PREVIEW_TTL_MS);
   let deleted = 0;
   for await (const tenant of systemCollection(db, tenants).find({}, { projection: { _id: 1 } })) {
-    const res = await new TenantDb(db, tenant._id).collection(editPatches).deleteMany({ createdAt: { $lt: cutoff } });
+    const tenantDb = new TenantDb(db, tenant._id);
+    const res = await tenantDb.collection(editPatches).deleteMany({ createdAt: { $lt: cutoff } });
     deleted += res.deletedCount;
+    // and the pages they were planned in (an apply's own go when it ends; a killed one's go here)
+    await tenantDb.collection(editPages).deleteMany({ createdAt: { $lt: cutoff } });
   }
   return deleted;
 }

@@ -24,3 +24,24 @@ export const editPatches = defineCollection<EditPatchDoc>({
   scope: 'tenant',
   indexes: [{ key: { tenantId: 1, previewId: 1, _id: 1 } }, { key: { tenantId: 1, createdAt: 1 } }],
 });
+
+/**
+ * The products of a run, page by page, fixed when it starts (`_id` `${jobId}:${page}`): a page is
+ * then read by primary key, where paging the selection by id range made the embedded database
+ * decode the whole catalog for every page. A retried page reads the same products. A preview's
+ * pages stay for its apply; an apply's are deleted when it ends.
+ */
+export interface EditPageDoc {
+  _id: string;
+  tenantId: string;
+  jobId: string;
+  page: number;
+  productIds: string[];
+  createdAt: Date;
+}
+
+export const editPages = defineCollection<EditPageDoc>({
+  name: 'bulk_edit_pages',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, jobId: 1 } }, { key: { tenantId: 1, createdAt: 1 } }],
+});

@@ -7,12 +7,14 @@ import { Catalog } from '../products/catalog';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { applyChanges, type Change } from './apply';
-import { editPatches, type EditPatchDoc } from './collections';
+import { editPages, editPatches, type EditPatchDoc } from './collections';
 import { contentOf, diffContent, diffsOf, planProposal, type PlannedOutcome, type Planner } from './plan';
 import { FieldSummaries, ZERO_COUNTS, type EditCounts, type PageResult, type ProductError } from './summary-rules';
 
 /** What a run edits and how; fixed for the whole run (a job's record keeps it). */
 export interface EditRun {
+  /** The run's job: its pages (and, for a preview, its plans) are kept under this id. */
+  jobId: string;
   type: Extract<BulkOperation['type'], 'flow' | 'ai-transform'>;
   mode: 'preview' | 'apply';
   /** The bulk operation an apply records its changes in (started with its first change). */
@@ -34,55 +36,95 @@ interface Candidate {
 }
 
 /**
- * One page of a bulk edit: the next `pageSize` products after `after` (by id), planned by the
+ * Fixes a run's products as pages (ids in order), once, when it starts: later writes, including
+ * the run's own (a flow may move a product out of its filter), never move a product between
+ * pages. Run again (a retried start), it writes the same pages over. Answers the count of
+ * products and pages.
+ */
+export async function snapshotSelection(
+  tenantDb: TenantDb,
+  jobId: string,
+  filter: Filter<ProductDoc>,
+  pageSize: number,
+): Promise<{ total: number; pages: number }> {
+  const ids = (
+    await tenantDb
+      .collection(products)
+      .find(filter, { projection: { _id: 1 }, sort: { _id: 1 } })
+      .toArray()
+  ).map((p) => p._id.toHexString());
+  const pages = Math.ceil(ids.length / pageSize);
+  const col = tenantDb.collection(editPages);
+  const createdAt = new Date();
+  for (let from = 0; from < pages; from += 100) {
+    const batch = Array.from({ length: Math.min(100, pages - from) }, (_, i) => from + i);
+    await col.bulkWrite(
+      batch.map((page) => ({
+        updateOne: {
+          filter: { _id: `${jobId}:${page}` },
+          update: { $set: { jobId, page, productIds: ids.slice(page * pageSize, (page + 1) * pageSize), createdAt } },
+          upsert: true,
+        },
+      })),
+      { ordered: false },
+    );
+  }
+  await col.deleteMany({ jobId, page: { $gte: pages } });
+  return { total: ids.length, pages };
+}
+
+/** The pages of a run, or of the preview an apply writes. */
+export async function pageCount(tenantDb: TenantDb, jobId: string): Promise<number> {
+  return tenantDb.collection(editPages).countDocuments({ jobId });
+}
+
+/** Drops a finished apply's pages (a preview's stay for its apply, until the sweep). */
+export async function dropPages(tenantDb: TenantDb, jobId: string): Promise<void> {
+  await tenantDb.collection(editPages).deleteMany({ jobId });
+}
+
+/**
+ * One page of a bulk edit: its products (fixed at the start, or a preview's), planned by the
  * engine with the rules of a product write, then kept as a preview's plans or applied and
- * recorded. Safe to run again for the same `after` (a retried activity): every product this
- * operation already changed in the page's id range is recognised by its record and counted once,
- * never changed twice, even if it no longer matches the selection. Products are counted by the
- * page whose id range holds them, so pages partition the run's counts.
+ * recorded. Safe to run again (a retried activity): every product of the page this operation
+ * already changed is recognised by its record and counted once, never changed twice. Reads are
+ * by primary key only.
  */
 export async function runEditPage(
   tenantDb: TenantDb,
   run: EditRun,
   planner: Planner,
-  after: string | null,
+  page: number,
   opts: { budgetExhausted?: boolean; onProgress?: () => void } = {},
 ): Promise<PageResult> {
   const catalog = new Catalog(tenantDb);
-  const col = tenantDb.collection(products);
   const fromPreview = run.mode === 'apply' && run.previewId !== null;
+  const source = fromPreview ? run.previewId! : run.jobId;
+  const pageDoc = await tenantDb.collection(editPages).findOne({ _id: `${source}:${page}` });
+  const ids = pageDoc?.productIds ?? [];
 
-  // the page: products after `after`, or a preview's plans after it
-  let candidates: Candidate[];
-  let missing: EditPatchDoc[] = [];
-  let lastId: string | null;
-  let done: boolean;
-  if (fromPreview) {
-    const plans = await tenantDb
+  const found = ids.length
+    ? await tenantDb
+        .collection(products)
+        .find({ _id: { $in: ids.map((id) => new ObjectId(id)) } })
+        .toArray()
+    : [];
+  const byId = new Map(found.map((p) => [p._id.toHexString(), p]));
+  const stored = new Map<string, EditPatchDoc>();
+  if (fromPreview && ids.length)
+    for (const plan of await tenantDb
       .collection(editPatches)
-      .find(
-        { previewId: run.previewId!, _id: { $gt: `${run.previewId}:${after ?? ''}` } },
-        { sort: { _id: 1 }, limit: run.pageSize },
-      )
-      .toArray();
-    const found = await col.find({ _id: { $in: plans.map((p) => new ObjectId(p.productId)) } }).toArray();
-    const byId = new Map(found.map((p) => [p._id.toHexString(), p]));
-    candidates = plans.flatMap((stored) => {
-      const current = byId.get(stored.productId);
-      return current ? [{ current, stored }] : [];
-    });
-    missing = plans.filter((p) => !byId.has(p.productId));
-    lastId = plans.length ? plans[plans.length - 1].productId : after;
-    done = plans.length < run.pageSize;
-  } else {
-    const range = after ? { _id: { $gt: new ObjectId(after) } } : {};
-    const page = await col
-      .find({ $and: [run.filter, range] } as Filter<ProductDoc>, { sort: { _id: 1 }, limit: run.pageSize })
-      .toArray();
-    candidates = page.map((current) => ({ current }));
-    lastId = page.length ? page[page.length - 1]._id.toHexString() : after;
-    done = page.length < run.pageSize;
-  }
+      .find({ _id: { $in: ids.map((id) => `${source}:${id}`) } })
+      .toArray())
+      stored.set(plan.productId, plan);
+  // what this operation already did to the page's products (an earlier attempt of this page)
+  const earlier = new Map<string, BulkOperationItem>();
+  if (run.mode === 'apply' && ids.length)
+    for (const item of await tenantDb
+      .collection(bulkOperationItems)
+      .find({ _id: { $in: ids.map((id) => `${run.operationId}:${id}`) } })
+      .toArray())
+      earlier.set(item.productId, item);
 
   const counts: EditCounts = { ...ZERO_COUNTS };
   const errors: ProductError[] = [];
@@ -90,47 +132,36 @@ export async function runEditPage(
   const replanned: string[] = [];
   let budgetExhausted = opts.budgetExhausted ?? false;
 
-  for (const m of missing) {
-    counts.matched++;
-    counts.failed++;
-    errors.push({
-      productId: m.productId,
-      sku: m.sku,
-      code: 'not-found',
-      message: 'the product was deleted after the preview',
-    });
-  }
-
-  // what this operation already did in the page's range (an earlier attempt of this page)
-  const earlier = new Map<string, BulkOperationItem>();
-  if (run.mode === 'apply') {
-    const upTo = done ? {} : { $lte: `${run.operationId}:${lastId}` };
-    for (const item of await tenantDb
-      .collection(bulkOperationItems)
-      .find({ operationId: run.operationId, _id: { $gt: `${run.operationId}:${after ?? ''}`, ...upTo } })
-      .toArray())
-      earlier.set(item.productId, item);
-  }
-  const countDone = (item: BulkOperationItem, current: ProductDoc | null) => {
-    counts.matched++;
-    counts.changed++;
-    if (current && item.before) fields.add(item.sku, diffContent(plainContent(item.before), plainContent(current)));
-  };
   const open: Candidate[] = [];
-  for (const c of candidates) {
-    const item = earlier.get(c.current._id.toHexString());
-    earlier.delete(c.current._id.toHexString());
-    // recorded and not written (the attempt stopped in between): planned again below, written once
-    if (item && item.before && c.current.version === item.before.version) open.push(c);
-    else if (item) countDone(item, c.current);
-    else open.push(c);
-  }
-  // changed by an earlier attempt and no longer selected (the edit moved it out of the filter)
-  if (earlier.size) {
-    const left = [...earlier.values()];
-    const now = await col.find({ _id: { $in: left.map((i) => new ObjectId(i.productId)) } }).toArray();
-    const byId = new Map(now.map((p) => [p._id.toHexString(), p]));
-    for (const item of left) countDone(item, byId.get(item.productId) ?? null);
+  for (const id of ids) {
+    const current = byId.get(id) ?? null;
+    const item = earlier.get(id);
+    const plan = stored.get(id);
+    if (item && !(current && item.before && current.version === item.before.version)) {
+      // changed by an earlier attempt (and perhaps by someone since): counted, not changed again
+      counts.matched++;
+      counts.changed++;
+      if (current && item.before) fields.add(item.sku, diffContent(plainContent(item.before), plainContent(current)));
+    } else if (!current) {
+      counts.matched++;
+      counts.failed++;
+      errors.push({
+        productId: id,
+        sku: plan?.sku ?? id,
+        code: 'not-found',
+        message: 'the product was deleted after the run started',
+      });
+    } else if (fromPreview && !plan) {
+      // a preview's page lists only products it planned; one without a plan was skipped by it (its page failed)
+      counts.matched++;
+      counts.failed++;
+      errors.push({
+        productId: id,
+        sku: current.sku,
+        code: 'not-found',
+        message: 'the preview has no plan for this product',
+      });
+    } else open.push({ current, stored: plan });
   }
 
   // plan: a preview's stored plan while its product is as planned, else the engine
@@ -194,7 +225,7 @@ export async function runEditPage(
     counts.changed++;
     fields.add(c.current.sku, diffsOf(c.current, change.patch));
   }
-  return { lastId, done, counts, errors, fields: fields.list(), replanned: replanned.sort(), budgetExhausted };
+  return { counts, errors, fields: fields.list(), replanned: replanned.sort(), budgetExhausted };
 }
 
 function budgetRefusal(): PlannedOutcome {

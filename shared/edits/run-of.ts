@@ -27,6 +27,7 @@ export function staleReservationMs(config: Config): number {
 export function editRunOf(config: Config, jobId: string, input: EditJobInput): EditRun {
   const ai = input.type === 'ai-transform';
   return {
+    jobId,
     type: input.type,
     mode: input.mode,
     operationId: input.operationId,

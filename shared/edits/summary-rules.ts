@@ -38,9 +38,6 @@ export interface FieldSummary {
 }
 
 export interface PageResult {
-  /** The last product id of the page's range; the next page starts after it. */
-  lastId: string | null;
-  done: boolean;
   counts: EditCounts;
   errors: ProductError[];
   fields: FieldSummary[];

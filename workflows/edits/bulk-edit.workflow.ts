@@ -66,24 +66,21 @@ export async function bulkEditWorkflow(input: EditWorkflowInput): Promise<EditRe
 
   await acts.updateJob({ ...ref, status: 'processing' });
   try {
-    const start = await acts.startEdit(ref);
+    const start = await pageActs.startEdit(ref);
     p.total = start.total;
     p.counts.matched += start.errors.length;
     p.counts.failed += start.errors.length;
     note(start.errors);
-    let after: string | null = null;
     let budgetExhausted = false;
-    while (!cancelled) {
-      const page: PageResult = await pageActs.editPage({ ...ref, after, budgetExhausted });
-      for (const k of Object.keys(p.counts) as (keyof typeof p.counts)[]) p.counts[k] += page.counts[k];
-      note(page.errors);
-      fields.merge(page.fields);
-      replanned.push(...page.replanned);
-      p.processed += page.counts.matched;
+    for (let page = 0; page < start.pages && !cancelled; page++) {
+      const done: PageResult = await pageActs.editPage({ ...ref, page, budgetExhausted });
+      for (const k of Object.keys(p.counts) as (keyof typeof p.counts)[]) p.counts[k] += done.counts[k];
+      note(done.errors);
+      fields.merge(done.fields);
+      replanned.push(...done.replanned);
+      p.processed += done.counts.matched;
       p.percent = p.total ? Math.min(99, Math.floor((p.processed / p.total) * 100)) : 99;
-      after = page.lastId;
-      budgetExhausted = page.budgetExhausted;
-      if (page.done) break;
+      budgetExhausted = done.budgetExhausted;
     }
     const { operationId } = await acts.finishEdit({ ...ref, counts: p.counts });
     const status: EditStatus = cancelled ? 'cancelled' : budgetExhausted ? 'partial' : 'completed';

@@ -277,19 +277,18 @@ export class FakeWorld {
         const { edit = { pages: 0, perPage: 0 } } = await this.enter(ref.jobId, 'startEdit', ref);
         return {
           total: edit.pages * edit.perPage,
+          pages: edit.pages,
           errors: [{ productId: null, sku: 'GONE', code: 'not-found', message: 'No product or variant with SKU GONE' }],
         };
       },
       editPage: async (ref) => {
         const { edit = { pages: 0, perPage: 0 } } = await this.enter(ref.jobId, 'editPage', ref);
-        const page = ref.after === null ? 1 : Number(ref.after.slice(1)) + 1;
+        const page = ref.page + 1;
         const out = page >= (edit.budgetOutAt ?? Infinity) || ref.budgetExhausted;
         const n = page <= edit.pages ? edit.perPage : 0;
         const changed = n && !out ? n - 1 : 0;
         const sku = `SKU-${page}`;
         return {
-          lastId: n ? `p${page}` : ref.after,
-          done: page >= edit.pages,
           counts: { matched: n, changed, unchanged: 0, invalid: n && !out ? 1 : 0, failed: out ? n : 0 },
           errors: n
             ? [
