@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ObjectId, type Filter } from 'mongodb';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
@@ -54,6 +54,20 @@ export const EDIT_JOB_TYPES: Record<EditType, { jobType: string; prefix: string;
   flow: { jobType: 'flow', prefix: 'flow', label: 'flow' },
   'ai-transform': { jobType: 'ai-transform', prefix: 'aitx', label: 'AI transform' },
 };
+
+/**
+ * The key a run is found again by: an apply of a preview is one per preview (a retried or repeated
+ * apply answers the first, never changes products twice), whatever key the client sent; otherwise
+ * the client's Idempotency-Key, apart for previews and applies (a key used for a preview does not
+ * answer an execute with the preview).
+ */
+function runKey(req: StartEdit): string | undefined {
+  if (req.previewId) return `apply-of:${req.previewId}`;
+  return req.idempotencyKey ? `${req.mode}:${req.idempotencyKey}` : undefined;
+}
+
+/** How long a request waits for the workflow of a job another request has just recorded. */
+const WORKFLOW_APPEARS_MS = 10_000;
 
 /** How long a preview can be applied by its id. */
 export const PREVIEW_TTL_MS = 24 * 3600_000;
@@ -147,7 +161,7 @@ export class EditRuns {
       type: kind.jobType,
       prefix: kind.prefix,
       workflow: bulkEdit,
-      idempotencyKey: req.idempotencyKey,
+      idempotencyKey: runKey(req),
       input: { ...input, operationId, sync } satisfies EditJobInput as unknown as Record<string, unknown>,
       workflowInput: (jobId) => ({
         tenantId: tenantDb.tenantId,
@@ -160,8 +174,25 @@ export class EditRuns {
     });
     // a retry with the same Idempotency-Key answers as its first request did
     if (!job.input.sync) return { finished: false, view: await this.view(job) };
-    await workflowHandle(this.c.temporal, bulkEdit, job.workflowId).result();
+    await this.ended(job);
     return { finished: true, view: await this.view((await this.c.jobs.get(tenantDb, job._id)) ?? job) };
+  }
+
+  /**
+   * Waits for a run's workflow to end. A concurrent request with the same key finds the job
+   * record a moment before its workflow exists: it waits for the workflow to appear.
+   */
+  private async ended(job: JobRecord): Promise<void> {
+    const handle = workflowHandle(this.c.temporal, bulkEdit, job.workflowId);
+    for (const until = Date.now() + WORKFLOW_APPEARS_MS; ;) {
+      try {
+        await handle.result();
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError) || Date.now() > until) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
   }
 
   async get(type: EditType, jobId: string): Promise<EditRunView> {
@@ -206,7 +237,8 @@ export class EditRuns {
       type: input.type,
       mode: input.mode,
       status: live?.status ?? job.status,
-      total: live?.total ?? r?.total ?? input.total,
+      // the workflow learns the total in its first step; until then the count made at the request stands
+      total: live?.total || (r?.total ?? input.total),
       processed: live?.processed ?? r?.processed ?? 0,
       percent: live?.percent ?? (isFinished(job.status) ? 100 : 0),
       counts: live?.counts ?? r?.counts ?? { matched: 0, changed: 0, unchanged: 0, invalid: 0, failed: 0 },

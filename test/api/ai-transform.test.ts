@@ -33,14 +33,14 @@ beforeAll(async () => {
   worker = startWorker(QUEUE, 'ai-worker', undefined, {
     AI_BASE_URL: ai.url,
     AI_MODEL: 'fake-model',
-    AI_TIMEOUT_MS: '1500',
+    AI_TIMEOUT_MS: '4000',
     AI_MAX_OUTPUT_TOKENS: '200',
     AI_PAGE_SIZE: '5',
     AI_SYNC_MAX: String(SYNC_MAX),
   });
   app = await deps.serveApp(allRoutes, {
     taskQueue: QUEUE,
-    ai: { baseUrl: ai.url, model: 'fake-model', timeoutMs: 1500, maxOutputTokens: 200 },
+    ai: { baseUrl: ai.url, model: 'fake-model', timeoutMs: 4000, maxOutputTokens: 200 },
     aiSyncMax: SYNC_MAX,
     aiPageSize: 5,
   });
@@ -286,7 +286,7 @@ describe('AI transforms over HTTP', () => {
       RL: () => ({ status: 429, headers: { 'Retry-After': '60' } }),
       RL1: (_b, n) => (n === 1 ? { status: 429, headers: { 'Retry-After': '1' } } : undefined),
       ME: () => ({ status: 500 }),
-      TO: () => ({ delayMs: 3000 }),
+      TO: () => ({ delayMs: 6000 }),
       CF: () => ({ finishReason: 'content_filter', content: null }),
       BR: () => ({
         status: 400,
