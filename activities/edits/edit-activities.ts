@@ -38,7 +38,7 @@ export function editActivities(deps: ActivityDeps) {
       try {
         const sized =
           run.mode === 'apply' && run.previewId
-            ? { total: input.total, pages: await pageCount(tenantDb, run.previewId) }
+            ? { total: input.total ?? 0, pages: await pageCount(tenantDb, run.previewId) }
             : await snapshotSelection(tenantDb, ref.jobId, run.filter, run.pageSize);
         return {
           ...sized,

@@ -37,6 +37,12 @@ export interface EditPageDoc {
   jobId: string;
   page: number;
   productIds: string[];
+  /**
+   * The operations that began writing this page's products, marked before their first write: a
+   * page run again (a retried activity, a reset workflow) looks for what it already did only
+   * then, and a first run spends no read on it.
+   */
+  writtenBy?: string[];
   createdAt: Date;
 }
 

@@ -119,7 +119,7 @@ export async function runEditPage(
       stored.set(plan.productId, plan);
   // what this operation already did to the page's products (an earlier attempt of this page)
   const earlier = new Map<string, BulkOperationItem>();
-  if (run.mode === 'apply' && ids.length)
+  if (run.mode === 'apply' && ids.length && pageDoc?.writtenBy?.includes(run.operationId))
     for (const item of await tenantDb
       .collection(bulkOperationItems)
       .find({ _id: { $in: ids.map((id) => `${run.operationId}:${id}`) } })
@@ -201,6 +201,9 @@ export async function runEditPage(
   }
   if (run.mode === 'apply' && changes.length) {
     await new BulkOperations(tenantDb).start({ id: run.operationId, type: run.type, ...run.operation });
+    await tenantDb
+      .collection(editPages)
+      .updateOne({ _id: `${source}:${page}` }, { $addToSet: { writtenBy: run.operationId } });
   }
   const applied =
     run.mode === 'apply'

@@ -46,7 +46,8 @@ export interface EditJobInput {
   operationId: string;
   operationName: string | null;
   actor: string;
-  total: number;
+  /** Products the run covers, when known at the request (a large run learns it in its first step). */
+  total: number | null;
   sync: boolean;
 }
 
@@ -106,7 +107,8 @@ export interface EditRunView {
   type: EditType;
   mode: EditMode;
   status: string;
-  total: number;
+  /** Null only while a large run has not yet fixed its products. */
+  total: number | null;
   processed: number;
   percent: number;
   counts: EditResult['counts'];
@@ -140,7 +142,12 @@ export class EditRuns {
       const resolved =
         'skus' in selection ? await this.resolveSkus(selection.skus) : { productIds: undefined, missing: [] };
       const filter = selectionFilter({ selection, productIds: resolved.productIds });
-      const total = await tenantDb.collection(products).countDocuments(filter);
+      // a count decodes the whole selection on the embedded database: up to syncMax + 1 says sync or not
+      const probe = await tenantDb
+        .collection(products)
+        .find(filter, { projection: { _id: 1 }, limit: this.c.syncMax + 1 })
+        .toArray();
+      const total = probe.length <= this.c.syncMax ? probe.length : null;
       input = {
         type: req.type,
         mode: req.mode,
@@ -156,7 +163,7 @@ export class EditRuns {
       };
     }
     const operationId = newId('bop');
-    const sync = input.total <= this.c.syncMax;
+    const sync = input.total !== null && input.total <= this.c.syncMax;
     const { job } = await this.c.jobs.start(tenantDb, {
       type: kind.jobType,
       prefix: kind.prefix,
@@ -237,7 +244,7 @@ export class EditRuns {
       type: input.type,
       mode: input.mode,
       status: live?.status ?? job.status,
-      // the workflow learns the total in its first step; until then the count made at the request stands
+      // a large run learns its total in its first step; until then the request's count (null if it made none) stands
       total: live?.total || (r?.total ?? input.total),
       processed: live?.processed ?? r?.processed ?? 0,
       percent: live?.percent ?? (isFinished(job.status) ? 100 : 0),
@@ -297,7 +304,7 @@ export class EditRuns {
       );
     // the preview's plans: every product it matched, less the SKUs that named none
     const r = preview.result as EditResult | null;
-    const planned = r ? r.counts.matched - p.missingSkus.length : p.total;
+    const planned = r ? r.counts.matched - p.missingSkus.length : (p.total ?? 0);
     return {
       ...p,
       mode: 'apply',

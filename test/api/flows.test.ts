@@ -653,8 +653,9 @@ describe('runs as jobs, idempotency, selections', () => {
     const other = (await newTenant()).api;
     expectError(await other.get(`${FLOW}/${run.jobId}`), 404, 'not-found');
     expectError(await other.post(`${FLOW}/${run.jobId}/cancel`), 404, 'not-found');
-    // the 202 already says how many products the run covers
-    expect(res.body.total).toBe(count);
+    // a large run's total is null until its first step fixed its products (counting would read them all), then exact
+    expect(res.body.total === null || res.body.total === count).toBe(true);
+    expect(run.total).toBe(count);
   });
 
   test('the same execute twice with one Idempotency-Key: one run, prices raised once', async () => {
