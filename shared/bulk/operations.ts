@@ -44,8 +44,15 @@ export interface BulkOperationItem {
   productId: string;
   sku: string;
   action: 'created' | 'updated' | 'deleted' | 'restored';
-  /** The product before the change; null when the operation created it. */
+  /** The product before the change; null when the operation created it, or recorded it as `beforeFields`. */
   before: ProductDoc | null;
+  /**
+   * An update written as a patch (a bulk edit): the top-level fields it changed as they were
+   * (`set`), those it added (`unset`: absent before) and the version it was written over. A few
+   * fields instead of the whole product: the product before the change is the product after it
+   * with these put back (beforeImage).
+   */
+  beforeFields?: { set: Record<string, unknown>; unset: string[]; version: number };
   /** The product's version right after the change: any other version means someone changed it since. */
   afterVersion: number | null;
   /**
@@ -54,6 +61,23 @@ export interface BulkOperationItem {
    * someone else changed. Absent on every other item.
    */
   pending?: boolean;
+}
+
+/** The version a change was made over, whichever way its before-image was recorded. */
+export function versionBefore(item: BulkOperationItem): number | null {
+  return item.beforeFields?.version ?? item.before?.version ?? null;
+}
+
+/**
+ * The product as it was before the item's change: the recorded image, or, for one recorded as
+ * fields, `current` (the product as the change left it) with those fields put back.
+ */
+export function beforeImage(item: BulkOperationItem, current: ProductDoc | null): ProductDoc | null {
+  if (item.before || !item.beforeFields || !current) return item.before;
+  // the recorded values as read (no structuredClone: its objects would come from another realm under a VM)
+  const image: Record<string, unknown> = { ...current, ...item.beforeFields.set };
+  for (const k of item.beforeFields.unset) delete image[k];
+  return { ...(image as unknown as ProductDoc), version: item.beforeFields.version };
 }
 
 export const bulkOperations = defineCollection<BulkOperation>({

@@ -6,7 +6,7 @@ import { Catalog } from '../products/catalog';
 import { products, productSkus } from '../products/collections';
 import { skusOf } from '../products/normalize';
 import type { ProductDoc } from '../products/types';
-import { BulkOperations, type BulkOperationItem } from './operations';
+import { BulkOperations, beforeImage, type BulkOperationItem } from './operations';
 
 export const CHANGED_SINCE = 'changed since the operation';
 
@@ -151,7 +151,7 @@ export class RollbackSteps {
 
   /** A product the operation changed: put its before-image back, or find it back already. */
   private async restoreChanged(item: BulkOperationItem, current: ProductDoc | null): Promise<StepEnd> {
-    const before = item.before;
+    const before = beforeImage(item, current);
     if (!before || item.afterVersion === null) return { done: false, reason: 'no before-image was recorded' };
     try {
       if (current && current.version === item.afterVersion) {

@@ -1,4 +1,4 @@
-import { BulkOperations } from '../bulk/operations';
+import { BulkOperations, type BulkOperationItem } from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
@@ -11,11 +11,24 @@ export interface Change {
 
 export type Applied = { ok: true; afterVersion: number } | { ok: false; message: string };
 
+/** The fields a change writes, as they were: what its record keeps to undo it (not the whole product). */
+function fieldsBefore({ current, patch }: Change): NonNullable<BulkOperationItem['beforeFields']> {
+  const was = current as unknown as Record<string, unknown>;
+  const set: Record<string, unknown> = {};
+  const unset: string[] = [];
+  for (const k of Object.keys(patch.set)) {
+    if (k in was) set[k] = was[k];
+    else unset.push(k);
+  }
+  for (const k of patch.unset) set[k] = was[k];
+  return { set, unset, version: current.version };
+}
+
 const CONFLICT = 'changed by another request while the edit was applied; run the edit again for it';
 
 /**
- * Writes a batch of planned changes, each recorded first in the bulk operation with its
- * before-image (so a kill between the two leaves a record a retry recognises, never a change a
+ * Writes a batch of planned changes, each recorded first in the bulk operation with the fields
+ * it changes as they were (so a kill between the two leaves a record a retry recognises, never a change a
  * rollback cannot see). Each write is guarded by the version the change was planned from and
  * moves it by one; the SKUs are untouched (planProposal refused any change of them), so the
  * write is the changed top-level fields alone, all of a batch in one unordered bulkWrite. A
@@ -36,7 +49,8 @@ export async function applyChanges(
       productId: c.current._id.toHexString(),
       sku: c.current.sku,
       action: 'updated' as const,
-      before: c.current,
+      before: null,
+      beforeFields: fieldsBefore(c),
       afterVersion: c.current.version + 1,
     })),
   );

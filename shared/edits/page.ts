@@ -1,6 +1,13 @@
 import { ObjectId, type Filter } from 'mongodb';
 
-import { BulkOperations, bulkOperationItems, type BulkOperation, type BulkOperationItem } from '../bulk/operations';
+import {
+  BulkOperations,
+  beforeImage,
+  bulkOperationItems,
+  versionBefore,
+  type BulkOperation,
+  type BulkOperationItem,
+} from '../bulk/operations';
 import { mapLimit } from '../concurrency';
 import type { TenantDb } from '../db/tenant-db';
 import { Catalog } from '../products/catalog';
@@ -137,11 +144,12 @@ export async function runEditPage(
     const current = byId.get(id) ?? null;
     const item = earlier.get(id);
     const plan = stored.get(id);
-    if (item && !(current && item.before && current.version === item.before.version)) {
+    if (item && !(current && current.version === versionBefore(item))) {
       // changed by an earlier attempt (and perhaps by someone since): counted, not changed again
       counts.matched++;
       counts.changed++;
-      if (current && item.before) fields.add(item.sku, diffContent(plainContent(item.before), plainContent(current)));
+      const before = beforeImage(item, current);
+      if (current && before) fields.add(item.sku, diffContent(plainContent(before), plainContent(current)));
     } else if (!current) {
       counts.matched++;
       counts.failed++;

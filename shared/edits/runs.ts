@@ -233,11 +233,17 @@ export class EditRuns {
     return this.c.jobs.settle(this.c.tenantDb, job);
   }
 
-  private async view(job: JobRecord): Promise<EditRunView> {
+  private async view(read: JobRecord): Promise<EditRunView> {
+    let job = read;
     const input = job.input as unknown as EditJobInput;
-    const live: EditProgress | null = isFinished(job.status)
+    let live: EditProgress | null = isFinished(job.status)
       ? null
       : await queryOrNull(this.c.temporal, job.workflowId, editProgress);
+    // the workflow ended between the record's read and the query: the record now holds the result
+    if (live && live.status !== 'processing') {
+      job = (await this.c.jobs.get(this.c.tenantDb, job._id)) ?? job;
+      live = isFinished(job.status) ? null : live;
+    }
     const r = (job.result ?? null) as EditResult | null;
     const base = {
       jobId: job._id,

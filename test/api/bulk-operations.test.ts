@@ -1,7 +1,7 @@
 import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
 import { TestDeps } from '../helpers/stack';
-import { BulkOperations, bulkOperations } from '../../shared/bulk/operations';
+import { BulkOperations, beforeImage, bulkOperations } from '../../shared/bulk/operations';
 import { rollback } from '../../shared/bulk/messages';
 import { rollbackOperation } from '../../shared/bulk/rollback';
 import { ROLLBACK_JOB_TYPE } from '../../shared/bulk/rollback-jobs';
@@ -245,7 +245,7 @@ describe('a rollback stopped between its steps finishes exactly', () => {
     const d = await intend(deleted);
     expect(await catalog.deleteAt(d.productId, d.afterVersion!)).toBe(true);
     const k = await intend(kept);
-    expect(await catalog.restore(k.before!, k.afterVersion!)).toBe(true);
+    expect(await catalog.restore(beforeImage(k, await catalog.get(k.productId))!, k.afterVersion!)).toBe(true);
     // killed inside the delete: the product gone, its SKU still claimed
     const h = await intend(halfDeleted);
     await tenantDb.collection(products).deleteOne({ _id: (await catalog.get(h.productId))!._id });
