@@ -39,7 +39,7 @@ export function editActivities(deps: ActivityDeps) {
         const sized =
           run.mode === 'apply' && run.previewId
             ? { total: input.total ?? 0, pages: await pageCount(tenantDb, run.previewId) }
-            : await snapshotSelection(tenantDb, ref.jobId, run.filter, run.pageSize);
+            : await snapshotSelection(tenantDb, ref.jobId, run.selection, run.pageSize);
         return {
           ...sized,
           errors: input.missingSkus.map((sku) => ({

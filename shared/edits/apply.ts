@@ -71,9 +71,10 @@ export async function applyChanges(
   let versions: Map<string, number> | null = null;
   if (res.matchedCount < changes.length) {
     // which ones did not hold: the products not at the version this batch gave them
-    const found = await col
-      .find({ _id: { $in: changes.map((c) => c.current._id) } }, { projection: { _id: 1, version: 1 } })
-      .toArray();
+    const found = await col.findByIds(
+      changes.map((c) => c.current._id),
+      { projection: { _id: 1, version: 1, tenantId: 1 } },
+    );
     versions = new Map(found.map((p) => [p._id.toHexString(), p.version]));
   }
   const lost: string[] = [];

@@ -11,7 +11,7 @@ import {
 import { mapLimit } from '../concurrency';
 import type { TenantDb } from '../db/tenant-db';
 import { Catalog } from '../products/catalog';
-import { products } from '../products/collections';
+import { productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { applyChanges, type Change } from './apply';
 import { editPages, editPatches, type EditPatchDoc } from './collections';
@@ -30,7 +30,7 @@ export interface EditRun {
   previewId: string | null;
   operation: { operationName: string | null; actor: string; source: Record<string, unknown> };
   /** The selection, when not applying a preview. */
-  filter: Filter<ProductDoc>;
+  selection: SelectedProducts;
   pageSize: number;
   /** Products planned at once (a model call each for AI transforms). */
   concurrency: number;
@@ -42,6 +42,9 @@ interface Candidate {
   stored?: EditPatchDoc;
 }
 
+/** What a run's start reads to fix its products: the SKUs' products (resolved at the request), all, or a filter's. */
+export type SelectedProducts = { productIds: string[] } | { all: true } | { filter: Filter<ProductDoc> };
+
 /**
  * Fixes a run's products as pages (ids in order), once, when it starts: later writes, including
  * the run's own (a flow may move a product out of its filter), never move a product between
@@ -51,15 +54,10 @@ interface Candidate {
 export async function snapshotSelection(
   tenantDb: TenantDb,
   jobId: string,
-  filter: Filter<ProductDoc>,
+  selection: SelectedProducts,
   pageSize: number,
 ): Promise<{ total: number; pages: number }> {
-  const ids = (
-    await tenantDb
-      .collection(products)
-      .find(filter, { projection: { _id: 1 }, sort: { _id: 1 } })
-      .toArray()
-  ).map((p) => p._id.toHexString());
+  const ids = [...new Set(await selectedIds(tenantDb, selection))].sort();
   const pages = Math.ceil(ids.length / pageSize);
   const col = tenantDb.collection(editPages);
   const createdAt = new Date();
@@ -78,6 +76,28 @@ export async function snapshotSelection(
   }
   await col.deleteMany({ jobId, page: { $gte: pages } });
   return { total: ids.length, pages };
+}
+
+/**
+ * The ids a selection names. All products are read from the SKU space (a claim per product, a
+ * tenth of a product's size), where reading the products themselves decodes every one of them on
+ * the embedded database; a filter needs the products.
+ */
+async function selectedIds(tenantDb: TenantDb, selection: SelectedProducts): Promise<string[]> {
+  if ('productIds' in selection) return selection.productIds;
+  if ('all' in selection)
+    return (
+      await tenantDb
+        .collection(productSkus)
+        .find({ kind: 'product' }, { projection: { productId: 1 } })
+        .toArray()
+    ).map((c) => c.productId);
+  return (
+    await tenantDb
+      .collection(products)
+      .find(selection.filter, { projection: { _id: 1 } })
+      .toArray()
+  ).map((p) => p._id.toHexString());
 }
 
 /** The pages of a run, or of the preview an apply writes. */
@@ -110,27 +130,18 @@ export async function runEditPage(
   const pageDoc = await tenantDb.collection(editPages).findOne({ _id: `${source}:${page}` });
   const ids = pageDoc?.productIds ?? [];
 
-  const found = ids.length
-    ? await tenantDb
-        .collection(products)
-        .find({ _id: { $in: ids.map((id) => new ObjectId(id)) } })
-        .toArray()
-    : [];
+  const found = await tenantDb.collection(products).findByIds(ids.map((id) => new ObjectId(id)));
   const byId = new Map(found.map((p) => [p._id.toHexString(), p]));
   const stored = new Map<string, EditPatchDoc>();
-  if (fromPreview && ids.length)
-    for (const plan of await tenantDb
-      .collection(editPatches)
-      .find({ _id: { $in: ids.map((id) => `${source}:${id}`) } })
-      .toArray())
+  if (fromPreview)
+    for (const plan of await tenantDb.collection(editPatches).findByIds(ids.map((id) => `${source}:${id}`)))
       stored.set(plan.productId, plan);
   // what this operation already did to the page's products (an earlier attempt of this page)
   const earlier = new Map<string, BulkOperationItem>();
-  if (run.mode === 'apply' && ids.length && pageDoc?.writtenBy?.includes(run.operationId))
+  if (run.mode === 'apply' && pageDoc?.writtenBy?.includes(run.operationId))
     for (const item of await tenantDb
       .collection(bulkOperationItems)
-      .find({ _id: { $in: ids.map((id) => `${run.operationId}:${id}`) } })
-      .toArray())
+      .findByIds(ids.map((id) => `${run.operationId}:${id}`)))
       earlier.set(item.productId, item);
 
   const counts: EditCounts = { ...ZERO_COUNTS };

@@ -6,9 +6,10 @@ import type { Config } from '../config';
 import type { TenantDb } from '../db/tenant-db';
 import type { FlowDefinition } from '../flows/definition';
 import { aiPlanner, flowPlanner } from './engines';
-import type { EditRun } from './page';
+import type { EditRun, SelectedProducts } from './page';
 import type { Planner } from './plan';
-import { selectionFilter, type EditJobInput } from './runs';
+import type { EditJobInput } from './runs';
+import { buildFilter } from '../products/query';
 
 /** The tenant's daily token budget: its own setting, else the configured default; days in its time zone. */
 export function budgetOf(config: Config, tenantDb: TenantDb, tenant: TenantRecord | null): TokenBudget {
@@ -21,6 +22,13 @@ export function budgetOf(config: Config, tenantDb: TenantDb, tenant: TenantRecor
 /** How long an AI call's reservation may stay open before a killed worker is assumed to have left it. */
 export function staleReservationMs(config: Config): number {
   return Math.max(5 * 60_000, 4 * (config.ai?.timeoutMs ?? 0));
+}
+
+/** A run's products as its start step reads them. */
+function selectedProducts(input: EditJobInput): SelectedProducts {
+  if ('skus' in input.selection) return { productIds: input.productIds ?? [] };
+  if ('filters' in input.selection) return { filter: buildFilter(input.selection.filters).filter };
+  return { all: true };
 }
 
 /** A run's fixed parameters, from its job record. */
@@ -41,7 +49,7 @@ export function editRunOf(config: Config, jobId: string, input: EditJobInput): E
         ...(ai ? { ai: input.ai } : { flow: input.flow }),
       },
     },
-    filter: selectionFilter(input),
+    selection: selectedProducts(input),
     pageSize: ai ? config.aiPageSize : config.editPageSize,
     concurrency: ai ? config.aiConcurrency : 8,
   };
