@@ -92,6 +92,9 @@ export const bulkOperationItems = defineCollection<BulkOperationItem>({
   indexes: [{ key: { tenantId: 1, operationId: 1 } }, { key: { tenantId: 1, productId: 1 } }],
 });
 
+/** Products whose versions one read of rollbackCheck asks for. */
+const VERSION_READ_CHUNK = 5000;
+
 const ZERO = { totalProcessed: 0, created: 0, updated: 0, skipped: 0, failed: 0 };
 
 export class BulkOperations {
@@ -256,13 +259,14 @@ export class BulkOperations {
       return { canRollback: false, reason: `the operation is ${op.status}`, blockedSkus: [] };
     const items = await this.itemsOf(op._id);
     if (items.length === 0) return { canRollback: false, reason: 'the operation changed no products', blockedSkus: [] };
-    const ids = items.map((i) => new ObjectId(i.productId));
     const current = new Map<string, number>();
-    for (const p of await this.tenantDb
-      .collection(products)
-      .find({ _id: { $in: ids } }, { projection: { version: 1 } })
-      .toArray()) {
-      current.set(p._id.toHexString(), p.version);
+    // in chunks: the embedded database binds each id as an SQL variable, and refuses past 32,766
+    for (let from = 0; from < items.length; from += VERSION_READ_CHUNK) {
+      const ids = items.slice(from, from + VERSION_READ_CHUNK).map((i) => new ObjectId(i.productId));
+      for (const p of await this.tenantDb
+        .collection(products)
+        .findByIds(ids, { projection: { version: 1, tenantId: 1 } }))
+        current.set(p._id.toHexString(), p.version);
     }
     const blockedSkus = items.filter((i) => current.get(i.productId) !== i.afterVersion).map((i) => i.sku);
     return blockedSkus.length
