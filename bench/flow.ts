@@ -451,7 +451,7 @@ async function profile(stack: Stack, database: string, tenantId: string, ferretd
       sync: false,
     };
     const run = editRunOf(config, jobId, input);
-    const planner = await editPlanner(config, tenantDb, null, jobId, input);
+    const planner = await editPlanner(config, tenantDb, async () => null, jobId, input);
 
     // planning alone, on the first page's products as they are now
     const sample = await tenantDb

@@ -57,7 +57,7 @@ export function editActivities(deps: ActivityDeps) {
     /** One page of the run; run again after a kill, it changes nothing twice (runEditPage). */
     async editPage(ref: JobRef & { page: number; budgetExhausted: boolean }): Promise<PageResult> {
       const { tenantDb, job, input } = await load(ref);
-      const tenant = await new Tenancy(deps.db).getTenant(ref.tenantId);
+      const tenant = () => new Tenancy(deps.db).getTenant(ref.tenantId);
       const ticker = setInterval(() => heartbeat(), HEARTBEAT_MS);
       try {
         const planner = await editPlanner(deps.config, tenantDb, tenant, job._id, input);

@@ -8,13 +8,12 @@ import { budgetOf } from '../../shared/edits/run-of';
 import type { AiSpec, EditSelection } from '../../shared/edits/runs';
 import { leastCallTokens } from '../../shared/ai/transform-one';
 import type { JsonSchema } from '../../shared/validation';
-import { answerRun, editRuns } from './runs';
+import { answerRun, editRuns, editTags, readScope, runJobRoutes, updateScope } from './runs';
 
-const tags = ['bulk'];
-const read = { scopes: ['products:read' as const] };
-const update = { scopes: ['products:update' as const] };
+const tags = editTags;
+const read = readScope;
+const update = updateScope;
 const JOBS = '/products/bulk/ai';
-const jobParam: Record<string, JsonSchema> = { jobId: { type: 'string', minLength: 1, maxLength: 100 } };
 
 /** The longest prompt a transform takes. */
 export const MAX_PROMPT_LENGTH = 4000;
@@ -210,32 +209,9 @@ export const aiRoutes = defineRoutes([
       answerRun(ctx, JOBS, run);
     },
   },
-  {
-    method: 'get',
-    path: '/products/bulk/ai/:jobId',
-    summary: 'An AI transform run: live progress while it runs, the result once it ended',
-    tags,
-    auth: read,
-    params: jobParam,
-    responses: { 200: { description: 'the run, as transform answers it' }, 404: { description: 'not-found' } },
-    handler: async (ctx) => {
-      ctx.body = await editRuns(ctx, 'ai-transform').get('ai-transform', ctx.params.jobId);
-    },
-  },
-  {
-    method: 'post',
-    path: '/products/bulk/ai/:jobId/cancel',
-    summary: 'Cancels a running AI transform: it stops before its next page; what it changed stays recorded',
-    tags,
-    auth: update,
-    params: jobParam,
-    responses: {
-      200: { description: '`{success, message}`' },
-      400: { description: 'cancel-failed' },
-      404: { description: 'not-found' },
-    },
-    handler: async (ctx) => {
-      ctx.body = await editRuns(ctx, 'ai-transform').cancel('ai-transform', ctx.params.jobId);
-    },
-  },
+  ...runJobRoutes('ai-transform', JOBS, {
+    read: 'An AI transform run: live progress while it runs, the result once it ended',
+    cancel: 'Cancels a running AI transform: it stops before its next page; what it changed stays recorded',
+    started: 'transform',
+  }),
 ]);

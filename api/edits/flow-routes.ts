@@ -4,13 +4,12 @@ import { AppError } from '../../shared/errors/catalog';
 import { flowSchema, type FlowDefinition } from '../../shared/flows/definition';
 import { flowProblems, requireValidFlow } from '../../shared/edits/inputs';
 import type { JsonSchema } from '../../shared/validation';
-import { answerRun, editRuns } from './runs';
+import { answerRun, editRuns, editTags, readScope, runJobRoutes, updateScope } from './runs';
 
-const tags = ['bulk'];
-const read = { scopes: ['products:read' as const] };
-const update = { scopes: ['products:update' as const] };
+const tags = editTags;
+const read = readScope;
+const update = updateScope;
 const JOBS = '/products/bulk/flow';
-const jobParam: Record<string, JsonSchema> = { jobId: { type: 'string', minLength: 1, maxLength: 100 } };
 
 const flowProps = flowSchema.properties as Record<string, JsonSchema>;
 const operationName: JsonSchema = {
@@ -139,32 +138,9 @@ export const flowRoutes = defineRoutes([
       answerRun(ctx, JOBS, run);
     },
   },
-  {
-    method: 'get',
-    path: '/products/bulk/flow/:jobId',
-    summary: 'A rule flow run (preview or apply): live progress while it runs, the result once it ended',
-    tags,
-    auth: read,
-    params: jobParam,
-    responses: { 200: { description: 'the run, as execute answers it' }, 404: { description: 'not-found' } },
-    handler: async (ctx) => {
-      ctx.body = await editRuns(ctx, 'flow').get('flow', ctx.params.jobId);
-    },
-  },
-  {
-    method: 'post',
-    path: '/products/bulk/flow/:jobId/cancel',
-    summary: 'Cancels a running flow: it stops before its next page; what it changed stays recorded and reversible',
-    tags,
-    auth: update,
-    params: jobParam,
-    responses: {
-      200: { description: '`{success, message}`' },
-      400: { description: 'cancel-failed: the run has ended or is already being cancelled' },
-      404: { description: 'not-found' },
-    },
-    handler: async (ctx) => {
-      ctx.body = await editRuns(ctx, 'flow').cancel('flow', ctx.params.jobId);
-    },
-  },
+  ...runJobRoutes('flow', JOBS, {
+    read: 'A rule flow run (preview or apply): live progress while it runs, the result once it ended',
+    cancel: 'Cancels a running flow: it stops before its next page; what it changed stays recorded and reversible',
+    started: 'execute',
+  }),
 ]);

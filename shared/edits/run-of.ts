@@ -59,7 +59,8 @@ export function editRunOf(config: Config, jobId: string, input: EditJobInput): E
 export async function editPlanner(
   config: Config,
   tenantDb: TenantDb,
-  tenant: TenantRecord | null,
+  /** The tenant's record (its budget and time zone), read only for an AI transform. */
+  tenant: () => Promise<TenantRecord | null>,
   jobId: string,
   input: EditJobInput,
 ): Promise<Planner> {
@@ -73,7 +74,7 @@ export async function editPlanner(
         retryable: false,
       }),
     };
-  const budget = budgetOf(config, tenantDb, tenant);
+  const budget = budgetOf(config, tenantDb, await tenant());
   // reservations a killed worker left open go back to the budget before this page spends from it
   await budget.releaseStale(staleReservationMs(config));
   return aiPlanner({ client: new ChatClient(config.ai), budget, spec: input.ai!, runId: jobId });
