@@ -14,6 +14,7 @@ import { csvAsyncRoutes } from './csv/async';
 import { bulkRoutes } from './bulk/routes';
 import { flowRoutes } from './edits/flow-routes';
 import { aiRoutes } from './edits/ai-routes';
+import { categoryRoutes } from './categories/routes';
 import { stockRoutes } from './inventory/stock';
 import { transferRoutes } from './inventory/transfers';
 import { adjustmentRoutes } from './inventory/adjustments';
@@ -33,6 +34,7 @@ export const allRoutes: RouteSpec[] = [
   ...bulkRoutes,
   ...flowRoutes,
   ...aiRoutes,
+  ...categoryRoutes,
   ...stockRoutes,
   ...transferRoutes,
   ...adjustmentRoutes,

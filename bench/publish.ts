@@ -43,6 +43,11 @@ async function main(): Promise<number> {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+      if (req.method !== 'PUT') {
+        // a channel without a category predictor: publication asks once per batch, then sends
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"no such route"}');
+        return;
+      }
       if (record) {
         received.push({
           url: req.url!,

@@ -3,6 +3,8 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Channels, type ChannelDoc } from '../../shared/channels/channels';
 import { RetryableChannelError, sendProduct } from '../../shared/channels/connector';
+import { RateGate } from '../../shared/channels/rate-gate';
+import { finishCategorization, PublicationCategorizer } from '../../shared/categories/categorize';
 import { channelPayload } from '../../shared/channels/payloads';
 import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
@@ -86,9 +88,18 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         timeoutMs: channel.settings.timeoutMs ?? 15_000,
       };
       const cancelled = Context.current().cancellationSignal;
-      const spacingMs = channel.settings.rateLimitPerSecond ? 1000 / channel.settings.rateLimitPerSecond : 0;
-      // the first send waits one interval too: the previous batch's last send may have just left
-      let nextSlot = Date.now() + spacingMs;
+      // the first call waits one interval too: the previous batch's last send may have just left
+      const gate = new RateGate(channel.settings.rateLimitPerSecond, true);
+      const categorizer = new PublicationCategorizer({
+        tenantDb,
+        channel,
+        target,
+        jobId: input.jobId,
+        enableCategorization: input.options.enableCategorization,
+        forceRecategorization: input.options.forceRecategorization,
+        slot: () => gate.slot(),
+        cancelled,
+      });
       const beat = setInterval(() => heartbeat(), 2000);
       try {
         const results = await mapLimit(docs, channel.settings.concurrency ?? 4, async (p) => {
@@ -121,35 +132,47 @@ export function publicationActivities({ db, config }: ActivityDeps) {
               at: new Date(),
             };
           } else {
-            if (spacingMs) {
-              const wait = nextSlot - Date.now();
-              nextSlot = Math.max(nextSlot, Date.now()) + spacingMs;
-              if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-            }
-            const payload = channelPayload(channel.type, p, {
-              includeVariants: input.options.includeVariants,
-              includeInventory: input.options.includeInventory,
-              stock: (sku) => stock.get(sku)?.total ?? 0,
-              siteId: channel.settings.siteId,
-              targetMarketplaces: input.targetMarketplaces,
-            });
-            let outcome;
-            try {
-              outcome = await sendProduct(target, p.sku, payload, `${input.jobId}:${p._id.toHexString()}`, cancelled);
-            } catch (err) {
+            const categorized = await categorizer.categorize(p).catch((err: unknown) => {
               if (err instanceof RetryableChannelError)
                 throw ApplicationFailure.retryable(err.message, 'channel-unavailable');
               throw err;
+            });
+            const doc = categorized.product;
+            let outcome;
+            if (!categorized.ok) outcome = { ok: false as const, error: categorized.error };
+            else {
+              await gate.slot();
+              const payload = channelPayload(channel.type, doc, {
+                includeVariants: input.options.includeVariants,
+                includeInventory: input.options.includeInventory,
+                stock: (sku) => stock.get(sku)?.total ?? 0,
+                siteId: channel.settings.siteId,
+                targetMarketplaces: input.targetMarketplaces,
+                category: categorized.category,
+              });
+              try {
+                outcome = await sendProduct(
+                  target,
+                  doc.sku,
+                  payload,
+                  `${input.jobId}:${doc._id.toHexString()}`,
+                  cancelled,
+                );
+              } catch (err) {
+                if (err instanceof RetryableChannelError)
+                  throw ApplicationFailure.retryable(err.message, 'channel-unavailable');
+                throw err;
+              }
             }
             await tenantDb
               .collection(products)
-              .updateById(p._id, { $set: { bindings: bindingsAfter(p, channel, outcome) as never } });
+              .updateById(doc._id, { $set: { bindings: bindingsAfter(doc, channel, outcome) as never } });
             item = outcome.ok
               ? {
                   _id: itemId,
                   jobId: input.jobId,
-                  productId: p._id.toHexString(),
-                  sku: p.sku,
+                  productId: doc._id.toHexString(),
+                  sku: doc.sku,
                   outcome: 'published',
                   error: null,
                   handle: outcome.handle,
@@ -158,8 +181,8 @@ export function publicationActivities({ db, config }: ActivityDeps) {
               : {
                   _id: itemId,
                   jobId: input.jobId,
-                  productId: p._id.toHexString(),
-                  sku: p.sku,
+                  productId: doc._id.toHexString(),
+                  sku: doc.sku,
                   outcome: 'failed',
                   error: outcome.error,
                   handle: null,
@@ -215,6 +238,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
             },
           },
         );
+        await finishCategorization(tenantDb, input.jobId);
         await unlockChannel(tenantDb, input.channelId, input.jobId);
         return counts;
       } finally {

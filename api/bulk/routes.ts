@@ -21,14 +21,15 @@ export const bulkRoutes = defineRoutes([
   {
     method: 'get',
     path: '/products/bulk/operations',
-    summary: 'History of bulk operations (imports, rule flows, AI transforms, rollbacks), newest first',
+    summary:
+      'History of bulk operations (imports, rule flows, AI transforms, marketplace categories, rollbacks), newest first',
     tags: ['bulk'],
     auth: both,
     query: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        type: { type: 'string', enum: ['csv-import', 'flow', 'ai-transform', 'rollback'] },
+        type: { type: 'string', enum: ['csv-import', 'flow', 'ai-transform', 'marketplace-category', 'rollback'] },
         page: PAGE_PARAM,
         limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
       },

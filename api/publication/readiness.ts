@@ -13,7 +13,7 @@ export const readinessRoutes = defineRoutes([
     method: 'post',
     path: '/products/export/validate',
     summary:
-      'Which products can be published on a channel: published, ready, needs_review (fixable: category, attributes) or rejected (no image, zero price), with the reasons',
+      'Which products can be published on a channel: published, ready, needs_review (fixable: a marketplace category — `needs categorization for <key>` —, attributes) or rejected (no image, zero price), with the reasons',
     tags: ['publication'],
     auth: read,
     body: validateBody,

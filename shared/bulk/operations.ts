@@ -15,7 +15,7 @@ import type { ProductDoc } from '../products/types';
 export interface BulkOperation {
   _id: string; // bop_…
   tenantId: string;
-  type: 'csv-import' | 'rollback' | 'flow' | 'ai-transform';
+  type: 'csv-import' | 'rollback' | 'flow' | 'ai-transform' | 'marketplace-category';
   status: 'processing' | 'completed' | 'failed' | 'rolled_back';
   operationName: string | null;
   actor: string;

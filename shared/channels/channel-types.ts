@@ -13,6 +13,12 @@ export interface ChannelType {
   bindable: boolean;
   /** Where marketplace categorisation takes the site part of `<channelType>:<siteId>`, and its default. */
   site?: { param: string; default: string };
+  /**
+   * A marketplace: it lists a product only in one of its categories (and wants a brand), so a
+   * publication that cannot categorize a product fails it. The other types take a product
+   * without a category.
+   */
+  marketplace: boolean;
 }
 
 export const CHANNEL_TYPES: ChannelType[] = [
@@ -20,6 +26,7 @@ export const CHANNEL_TYPES: ChannelType[] = [
     id: 'mercadolibre',
     label: 'Mercado Libre',
     aliases: ['mercado-libre', 'meli'],
+    marketplace: true,
     bindable: true,
     site: { param: 'site_id', default: 'MLM' },
   },
@@ -27,18 +34,33 @@ export const CHANNEL_TYPES: ChannelType[] = [
     id: 't1',
     label: 'T1 retail group',
     aliases: ['t1-comercios', 'claroshop'],
+    marketplace: true,
     bindable: true,
     site: { param: 'salesChannel', default: 'SR' },
   },
-  { id: 'amazon', label: 'Amazon', aliases: [], bindable: true, site: { param: 'marketplace_id', default: 'MX' } },
-  { id: 'walmart', label: 'Walmart', aliases: [], bindable: true, site: { param: 'country', default: 'MX' } },
-  { id: 'shopify', label: 'Shopify', aliases: [], bindable: true },
-  { id: 'woocommerce', label: 'WooCommerce', aliases: ['woo-commerce'], bindable: true },
-  { id: 'liverpool', label: 'Liverpool', aliases: [], bindable: true },
-  { id: 'coppel', label: 'Coppel', aliases: [], bindable: true },
-  { id: 'tiktokshop', label: 'TikTok Shop', aliases: ['tiktok-shop'], bindable: true },
-  { id: 'custom', label: 'Custom HTTP API', aliases: ['custom-api'], bindable: true },
-  { id: 'pos', label: 'Point of sale', aliases: ['point-of-sale'], bindable: false },
+  {
+    id: 'amazon',
+    label: 'Amazon',
+    aliases: [],
+    marketplace: true,
+    bindable: true,
+    site: { param: 'marketplace_id', default: 'MX' },
+  },
+  {
+    id: 'walmart',
+    label: 'Walmart',
+    aliases: [],
+    marketplace: true,
+    bindable: true,
+    site: { param: 'country', default: 'MX' },
+  },
+  { id: 'shopify', label: 'Shopify', aliases: [], marketplace: false, bindable: true },
+  { id: 'woocommerce', label: 'WooCommerce', aliases: ['woo-commerce'], marketplace: false, bindable: true },
+  { id: 'liverpool', label: 'Liverpool', aliases: [], marketplace: true, bindable: true },
+  { id: 'coppel', label: 'Coppel', aliases: [], marketplace: true, bindable: true },
+  { id: 'tiktokshop', label: 'TikTok Shop', aliases: ['tiktok-shop'], marketplace: true, bindable: true },
+  { id: 'custom', label: 'Custom HTTP API', aliases: ['custom-api'], marketplace: false, bindable: true },
+  { id: 'pos', label: 'Point of sale', aliases: ['point-of-sale'], marketplace: false, bindable: false },
 ];
 
 const BY_SPELLING = new Map<string, ChannelType>();

@@ -1,3 +1,4 @@
+import type { CategoryAssignment } from '../categories/assignment';
 import type { ProductDoc } from '../products/types';
 import { resolveChannelType } from './channel-types';
 
@@ -9,6 +10,8 @@ export interface PayloadOptions {
   /** The marketplace site (site_id, salesChannel, marketplace_id, country), else the type's default. */
   siteId?: string;
   targetMarketplaces?: string[];
+  /** The product's marketplace category on this channel, when it has one. */
+  category?: CategoryAssignment | null;
 }
 
 /** What every channel gets: the product in neutral terms. */
@@ -34,6 +37,7 @@ function basePayload(p: ProductDoc, o: PayloadOptions) {
     brand: p.brand ?? null,
     category: p.category ?? null,
     images: (p.media ?? []).map((m) => m.src),
+    marketplaceCategory: o.category ? { id: o.category.id, name: o.category.name, path: o.category.path } : null,
     ...(ownStock !== undefined ? { stock: ownStock } : {}),
     variants,
   };
@@ -50,6 +54,7 @@ const MAPPERS: Record<string, Mapper> = {
     ...b,
     site_id: o.siteId ?? 'MLM',
     listing_type_id: 'gold_special',
+    ...(b.marketplaceCategory ? { category_id: b.marketplaceCategory.id } : {}),
     available_quantity: b.stock ?? null,
   }),
   t1: (b, o) => ({ ...b, salesChannel: o.siteId ?? 'SR' }),

@@ -4,6 +4,9 @@ import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import type { ProductDoc } from '../products/types';
+import { assignmentOf, categorySite } from '../categories/assignment';
+import { resolveChannelType } from '../channels/channel-types';
+import type { ChannelDoc } from '../channels/channels';
 
 export const PUBLICATION_JOB = 'publication';
 export const MAX_PUBLICATION_PRODUCTS = 5000;
@@ -105,15 +108,18 @@ export const BLOCKING_PROBLEMS: readonly string[] = ['no image', 'zero price'];
 /** The products that have none of the blocking problems, as a database condition (so a list of them pages in the database). */
 export const WITHOUT_BLOCKING_PROBLEMS = { 'media.0': { $exists: true }, price: { $gt: 0 } } as const;
 
-/** Why a product cannot be published on a channel type (empty: it can). */
-export function publishProblems(p: ProductDoc, channelType: string): string[] {
+/**
+ * Why a product cannot be published on a channel as it is (empty: it can). On a marketplace a
+ * product without a category under the channel's key needs categorization: a publication with
+ * enableCategorization asks the channel's predictor for it (or fails the product if none fits).
+ */
+export function publishProblems(p: ProductDoc, channel: Pick<ChannelDoc, 'type' | 'settings'>): string[] {
   const problems: string[] = [];
   if (!p.media?.length) problems.push('no image');
   if (!(p.price > 0)) problems.push('zero price');
-  const marketplace = ['mercadolibre', 't1', 'amazon', 'walmart', 'liverpool', 'coppel', 'tiktokshop'].includes(
-    channelType,
-  );
-  if (marketplace && !p.category?.name) problems.push(`no category for ${channelType}`);
+  const site = categorySite(channel);
+  const marketplace = resolveChannelType(channel.type)?.marketplace ?? false;
+  if (marketplace && !assignmentOf(p, site.key)) problems.push(`needs categorization for ${site.key}`);
   const missing = [!p.title?.value && 'title', marketplace && !p.brand && 'brand'].filter(Boolean);
   if (missing.length) problems.push(`missing required attributes: ${missing.join(', ')}`);
   return problems;

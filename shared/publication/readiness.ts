@@ -45,12 +45,11 @@ export async function validateSelection(
     limit: paging.limit,
     total,
   };
-  const type = resolveChannelType(channel.type)?.id ?? channel.type;
   const id = channel._id.toHexString();
   for (const p of docs) {
     const entry = { id: p._id.toHexString(), sku: p.sku, title: p.title?.value ?? null };
     const binding = (p.bindings as unknown as Binding[]).find((x) => x.channelId === id);
-    const problems = publishProblems(p, type);
+    const problems = publishProblems(p, channel);
     if (binding?.syncStatus === 'synced' && !problems.length) out.published.push({ ...entry, reasons: [] });
     else if (problems.some((x) => BLOCKING_PROBLEMS.includes(x))) out.rejected.push({ ...entry, reasons: problems });
     else if (problems.length) out.needs_review.push({ ...entry, reasons: problems });

@@ -391,11 +391,24 @@ test('validate: published, ready, needs_review and rejected with reasons', async
   const noCategory = await product({ category: undefined });
   const zero = await product({ price: 0 });
   const published = await product();
-  expect((await publish({ channelId: ch, mode: 'single', productIds: [published.sku] })).status).toBe(201);
-  // the marketplace mapper: the site the spec gives as this type's default
+  // a marketplace product is ready once it has a category for the channel's site
+  const assigned = await api.post('/products/marketplace-categories', {
+    skus: [ready.sku, zero.sku],
+    channelId: ch,
+    category: { id: 'MLM1000', name: 'Herramientas' },
+  });
+  expect(assigned.status).toBe(200);
+  server.predictor = () => [{ categoryId: 'MLM1001', categoryName: 'Taladros' }];
+  try {
+    expect((await publish({ channelId: ch, mode: 'single', productIds: [published.sku] })).status).toBe(201);
+  } finally {
+    server.predictor = null;
+  }
+  // the marketplace mapper: the site the spec gives as this type's default, the category the predictor gave
   expect(server.received.filter((r) => r.sku === published.sku).at(-1)!.body).toMatchObject({
     site_id: 'MLM',
     listing_type_id: 'gold_special',
+    category_id: 'MLM1001',
   });
   const res = await api.post('/products/export/validate', {
     channelId: ch,
@@ -406,7 +419,7 @@ test('validate: published, ready, needs_review and rejected with reasons', async
   const skus = (k: string) => res.body[k].map((x: { sku: string }) => x.sku);
   expect(skus('ready')).toEqual([ready.sku]);
   expect(skus('needs_review')).toEqual([noCategory.sku]);
-  expect(res.body.needs_review[0].reasons).toEqual(['no category for mercadolibre']);
+  expect(res.body.needs_review[0].reasons).toEqual(['needs categorization for mercadolibre:MLM']);
   expect(skus('rejected')).toEqual([zero.sku]);
   expect(res.body.rejected[0].reasons).toContain('zero price');
   expect(skus('published')).toEqual([published.sku]);
@@ -422,7 +435,9 @@ test('pending feeds: a product not in sync on channels of the destination type; 
   const ch = await channel({ type: 'walmart' });
   const p = await product();
   server.failSkus.set(p.sku, { status: 400, message: 'missing GTIN' });
-  expect((await publish({ channelId: ch, mode: 'single', productIds: [p.sku] })).status).toBe(400);
+  // categorization off: the product goes as it is, and the channel's own refusal is what is recorded
+  const off = { enableCategorization: false };
+  expect((await publish({ channelId: ch, mode: 'single', productIds: [p.sku], options: off })).status).toBe(400);
   const res = await api.get(`/products/export/pending-feeds?sku=${p.sku}`);
   expect(res.body).toMatchObject({
     sku: p.sku,
@@ -435,7 +450,8 @@ test('pending feeds: a product not in sync on channels of the destination type; 
 test('retail-group reads: catalog with sync status, bound, eligible; their errors', async () => {
   const t1 = await channel({ type: 't1' });
   const p = await product();
-  expect((await publish({ channelId: t1, mode: 'single', productIds: [p.sku] })).status).toBe(201);
+  const off = { enableCategorization: false };
+  expect((await publish({ channelId: t1, mode: 'single', productIds: [p.sku], options: off })).status).toBe(201);
   server.catalog = [
     { id: `ch-${p.sku.toLowerCase()}`, title: 'theirs' },
     { id: 'other', title: 'not ours' },

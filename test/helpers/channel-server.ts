@@ -17,9 +17,32 @@ export interface Received {
   duplicate?: boolean;
 }
 
+/** What the fake predictor knows of a category. */
+export interface FakeCategory {
+  categoryId: string;
+  categoryName: string;
+  domainId?: string;
+  domainName?: string;
+  path?: string[];
+}
+
+/** One request to the category predictor, as received. */
+export interface Prediction {
+  protocol: 'mercadolibre' | 'generic';
+  title: string;
+  site: string;
+  limit: number;
+  signatureValid: boolean;
+  at: number;
+}
+
 /**
  * A sales channel for tests: a real HTTP server speaking the generic connector's protocol
- * (PUT /products/<sku>, HMAC-signed; GET /products for the catalog). It records what it got and
+ * (PUT /products/<sku>, HMAC-signed; GET /products for the catalog) and both category-predictor
+ * protocols: Mercado Libre's `GET /sites/<site>/domain_discovery/search?q&limit` (a list of
+ * `{domain_id, domain_name, category_id, category_name, attributes}`) and the generic
+ * `GET /categories/suggest?q&site&limit` (`{suggestions[...]}`). Without a `predictor` it has none
+ * (404). It records what it got and
  * can be told to fail some SKUs (4xx with a message), throttle (429 + Retry-After), fail with
  * 5xx, answer slowly, or hold every request (or every one after the next n) until released.
  * Like a channel that honours Idempotency-Key, it publishes a key once: a resend of a published
@@ -35,6 +58,16 @@ export class ChannelServer {
   catalog: Record<string, unknown>[] = [];
   /** The products published, by Idempotency-Key: what a resend cannot publish twice. */
   published = new Map<string, Received>();
+  /** The category predictor: the categories for a title, best first; null: the channel has no predictor. */
+  predictor: ((title: string, site: string) => FakeCategory[]) | null = null;
+  predictions: Prediction[] = [];
+  /** Answer the next n predictor requests 429 (Retry-After: predictorRetryAfter) or 503. */
+  predictorThrottleNext = 0;
+  predictorRetryAfter = '1';
+  predictorErrorNext = 0;
+  /** Answer the predictor with this body instead (a changed shape). */
+  predictorRaw: unknown = undefined;
+  predictorDelayMs = 0;
   private holding = false;
   private holdFrom: number | null = null;
   private held: { go: () => void; req: IncomingMessage }[] = [];
@@ -82,6 +115,7 @@ export class ChannelServer {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
+    if (req.method === 'GET' && req.url && !req.url.startsWith('/products')) return this.predict(req, send);
     if (req.method === 'GET' && req.url?.startsWith('/products')) {
       if (this.catalogStatus !== 200) return send(this.catalogStatus, { message: 'catalog unavailable' });
       return send(200, { products: this.catalog });
@@ -124,6 +158,49 @@ export class ChannelServer {
     entry.duplicate = this.published.has(entry.idempotencyKey);
     if (!entry.duplicate) this.published.set(entry.idempotencyKey, entry);
     send(200, { handle: `ch-${sku.toLowerCase()}` });
+  }
+
+  private async predict(
+    req: IncomingMessage,
+    send: (status: number, body: unknown, h?: Record<string, string>) => void,
+  ) {
+    const url = new URL(req.url!, 'http://channel');
+    const ml = /^\/sites\/([^/]+)\/domain_discovery\/search$/.exec(url.pathname);
+    const generic = url.pathname === '/categories/suggest';
+    if (!this.predictor || (!ml && !generic)) return send(404, { message: 'no such route' });
+    const ts = String(req.headers['x-timestamp'] ?? '');
+    const p: Prediction = {
+      protocol: ml ? 'mercadolibre' : 'generic',
+      title: url.searchParams.get('q') ?? '',
+      site: ml ? decodeURIComponent(ml[1]) : (url.searchParams.get('site') ?? ''),
+      limit: Number(url.searchParams.get('limit') ?? 0),
+      signatureValid: String(req.headers['x-signature'] ?? '') === signature(this.secret, ts, ''),
+      at: Date.now(),
+    };
+    this.predictions.push(p);
+    if (this.predictorDelayMs) await new Promise((r) => setTimeout(r, this.predictorDelayMs));
+    if (this.predictorThrottleNext > 0) {
+      this.predictorThrottleNext--;
+      return send(429, { message: 'local_rate_limited', status: 429 }, { 'retry-after': this.predictorRetryAfter });
+    }
+    if (this.predictorErrorNext > 0) {
+      this.predictorErrorNext--;
+      return send(503, { message: 'try later' });
+    }
+    if (this.predictorRaw !== undefined) return send(200, this.predictorRaw);
+    const found = this.predictor(p.title, p.site).slice(0, p.limit || undefined);
+    if (ml)
+      return send(
+        200,
+        found.map((c) => ({
+          domain_id: c.domainId ?? `${p.site}-${c.categoryName.toUpperCase().replace(/\W+/g, '_')}`,
+          domain_name: c.domainName ?? c.categoryName,
+          category_id: c.categoryId,
+          category_name: c.categoryName,
+          attributes: [],
+        })),
+      );
+    return send(200, { suggestions: found });
   }
 
   async close(): Promise<void> {
