@@ -212,7 +212,13 @@ export const categoryRoutes = defineRoutes([
         },
       ],
     },
-    responses: { 200: { description: 'the suggestions, best first' } },
+    responses: {
+      200: { description: 'the suggestions, best first' },
+      502: {
+        description: 'the channel’s predictor failed: PREDICTOR_UNAVAILABLE, _REFUSED, _UNSUPPORTED, _BAD_RESPONSE',
+      },
+      503: { description: 'PREDICTOR_THROTTLED: the channel keeps answering 429; Retry-After says when to ask again' },
+    },
     handler: async (ctx) => {
       const q = ctx.state.query as { channelId: string; title?: string; sku?: string; limit: number };
       ctx.body = await suggestCategories(tenantOf(ctx).tenantDb, ctx.deps.config.secretsKey, q);

@@ -54,7 +54,9 @@ export interface CategorizerDeps {
 export class PublicationCategorizer {
   readonly site: CategorySite;
   private readonly marketplace: boolean;
-  private unsupported = false;
+  /** Whether the channel has a predictor: unknown until its first answer, which the other products of the batch wait for. */
+  private hasPredictor: boolean | null = null;
+  private probe: Promise<unknown> | null = null;
   private started = false;
 
   constructor(private readonly d: CategorizerDeps) {
@@ -65,32 +67,37 @@ export class PublicationCategorizer {
   async categorize(p: ProductDoc): Promise<Categorized> {
     const current = assignmentOf(p, this.site.key);
     const ask =
-      this.d.enableCategorization &&
-      !this.unsupported &&
-      (!current || (this.d.forceRecategorization && current.source !== 'manual'));
-    if (!ask) return this.without(p, current, 'the channel has no category predictor');
+      this.d.enableCategorization && (!current || (this.d.forceRecategorization && current.source !== 'manual'));
+    if (!ask) return this.without(p, current, 'categorization is off');
     const title = p.title?.value?.trim();
     if (!title) return this.without(p, current, 'the product has no title to categorize');
+    while (this.hasPredictor === null && this.probe) await this.probe.catch(() => undefined);
+    if (this.hasPredictor === false) return this.without(p, current, 'the channel has no category predictor');
     let best;
+    const call = predictCategories({
+      target: this.d.target,
+      channelType: this.site.channelType,
+      siteId: this.site.siteId,
+      title,
+      limit: 1,
+      slot: this.d.slot,
+      maxThrottleWaitMs: MAX_THROTTLE_WAIT_MS,
+      cancelled: this.d.cancelled,
+    });
+    if (this.hasPredictor === null) this.probe = call;
     try {
-      [best] = await predictCategories({
-        target: this.d.target,
-        channelType: this.site.channelType,
-        siteId: this.site.siteId,
-        title,
-        limit: 1,
-        slot: this.d.slot,
-        maxThrottleWaitMs: MAX_THROTTLE_WAIT_MS,
-        cancelled: this.d.cancelled,
-      });
+      [best] = await call;
+      this.hasPredictor = true;
     } catch (err) {
       if (!(err instanceof PredictorError)) throw err;
       if (err.kind === 'unavailable' || err.kind === 'throttled') throw new RetryableChannelError(err.message);
       if (err.kind === 'unsupported') {
-        this.unsupported = true;
+        this.hasPredictor = false;
         return this.without(p, current, 'the channel has no category predictor');
       }
       return { ok: false, product: p, error: `CATEGORIZATION_FAILED: ${err.message}` };
+    } finally {
+      if (this.probe === call) this.probe = null;
     }
     if (!best) return this.without(p, current, `the channel's category predictor found no category for "${title}"`);
     const value = {

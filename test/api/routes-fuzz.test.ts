@@ -116,6 +116,8 @@ beforeAll(async () => {
   deps = await TestDeps.open();
   app = await deps.serveApp();
   channel = await new ChannelServer('fuzz-channel-secret-0123456789').start();
+  // a channel with a category predictor: suggestions and publications categorize for real
+  channel.predictor = (title) => [{ categoryId: 'FZ-1', categoryName: `Fuzz ${title.slice(0, 20)}`, path: ['Fuzz'] }];
   const doc = await http(app.url, 'GET', '/openapi.json');
   if (doc.status !== 200) throw new Error(`GET /openapi.json: ${doc.status} ${doc.text.slice(0, 300)}`);
   const all = operations(doc.body);

@@ -167,7 +167,7 @@ export class ChannelServer {
     const url = new URL(req.url!, 'http://channel');
     const ml = /^\/sites\/([^/]+)\/domain_discovery\/search$/.exec(url.pathname);
     const generic = url.pathname === '/categories/suggest';
-    if (!this.predictor || (!ml && !generic)) return send(404, { message: 'no such route' });
+    if (!ml && !generic) return send(404, { message: 'no such route' });
     const ts = String(req.headers['x-timestamp'] ?? '');
     const p: Prediction = {
       protocol: ml ? 'mercadolibre' : 'generic',
@@ -178,6 +178,7 @@ export class ChannelServer {
       at: Date.now(),
     };
     this.predictions.push(p);
+    if (!this.predictor) return send(404, { message: 'no such route' }); // a channel without a predictor
     if (this.predictorDelayMs) await new Promise((r) => setTimeout(r, this.predictorDelayMs));
     if (this.predictorThrottleNext > 0) {
       this.predictorThrottleNext--;
