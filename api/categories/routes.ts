@@ -109,10 +109,11 @@ const suggestQuery: JsonSchema = {
   properties: {
     channelId: { type: 'string', minLength: 1, description: 'one of the tenant’s channels' },
     title: { type: 'string', pattern: '\\S', maxLength: 500, description: 'the text to categorize' },
+    q: { type: 'string', pattern: '\\S', maxLength: 500, description: 'the same as title (the spec’s name for it)' },
     sku: { type: 'string', pattern: '\\S', maxLength: 100, description: 'a product whose title is categorized' },
     limit: { type: 'integer', minimum: 1, maximum: 10, default: 5 },
   },
-  anyOf: [{ required: ['title'] }, { required: ['sku'] }],
+  anyOf: [{ required: ['title'] }, { required: ['q'] }, { required: ['sku'] }],
 };
 
 interface AssignBody {
@@ -186,7 +187,7 @@ export const categoryRoutes = defineRoutes([
     path: '/products/categories/suggest',
     summary: 'Category suggestions from a channel’s marketplace predictor',
     description: [
-      'Asks the channel’s predictor for the categories of `title`, or of the title of the product `sku` (with both, `title` is',
+      'Asks the channel’s predictor for the categories of `title` (or `q`), or of the title of the product `sku` (with both, `title` is',
       'asked and `current` still says what the product has). Mercado Libre channels are asked with Mercado Libre’s',
       '`GET /sites/{site_id}/domain_discovery/search?q=&limit=`; every other type with the generic connector’s',
       '`GET {endpointUrl}/categories/suggest?q=&site=&limit=` answering `{suggestions[{categoryId, categoryName, path?, domainId?, domainName?}]}`;',
@@ -208,7 +209,9 @@ export const categoryRoutes = defineRoutes([
           keyword: 'required',
           code: 'MISSING_PARAMETER',
           message: (f) =>
-            f.field === 'channelId' ? 'channelId is required' : 'title or sku is required: the text to categorize',
+            f.field === 'channelId'
+              ? 'channelId is required'
+              : 'title (or q) or sku is required: the text to categorize',
         },
       ],
     },
@@ -220,8 +223,11 @@ export const categoryRoutes = defineRoutes([
       503: { description: 'PREDICTOR_THROTTLED: the channel keeps answering 429; Retry-After says when to ask again' },
     },
     handler: async (ctx) => {
-      const q = ctx.state.query as { channelId: string; title?: string; sku?: string; limit: number };
-      ctx.body = await suggestCategories(tenantOf(ctx).tenantDb, ctx.deps.config.secretsKey, q);
+      const q = ctx.state.query as { channelId: string; title?: string; q?: string; sku?: string; limit: number };
+      ctx.body = await suggestCategories(tenantOf(ctx).tenantDb, ctx.deps.config.secretsKey, {
+        ...q,
+        title: q.title ?? q.q,
+      });
     },
   },
 ]);

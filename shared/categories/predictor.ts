@@ -56,6 +56,9 @@ export interface PredictRequest {
   cancelled?: AbortSignal;
 }
 
+/** 429s waited out within one call, whatever their Retry-After (a `0` must not make it ask forever). */
+const MAX_THROTTLED = 5;
+
 const text = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
 const optionalText = (v: unknown): string | null | undefined =>
   v === undefined || v === null ? null : typeof v === 'string' ? v : undefined;
@@ -119,6 +122,7 @@ async function reason(res: Response): Promise<string> {
 export async function predictCategories(r: PredictRequest): Promise<CategorySuggestion[]> {
   const url = urlOf(r);
   let waited = 0;
+  let throttled = 0;
   for (;;) {
     await r.slot();
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -138,8 +142,12 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
     if (res.status === 429) {
       const wait = retryAfterMs(res.headers.get('retry-after'));
       await res.body?.cancel().catch(() => undefined);
-      if (waited + wait > r.maxThrottleWaitMs)
-        throw new PredictorError('throttled', "the channel's category predictor asks us to slow down", wait);
+      if (++throttled > MAX_THROTTLED || waited + wait > r.maxThrottleWaitMs)
+        throw new PredictorError(
+          'throttled',
+          "the channel's category predictor asks us to slow down",
+          Math.max(wait, 1000),
+        );
       waited += wait;
       await sleep(wait, undefined, r.cancelled ? { signal: r.cancelled } : undefined);
       continue;

@@ -20,6 +20,8 @@ import { TestDeps, testStack } from '../helpers/stack';
  * is exact: those requests are cut off (their sender is gone), and a restarted worker must re-send
  * them with the same Idempotency-Key. Each product is published exactly once, the counts are
  * exact, the channel's lock is freed, and a status read while no worker runs answers at once.
+ * Each channel has a site of its own and a category predictor, so every product is also
+ * categorized first: asked for once, and recorded once in the job's bulk operation.
  * The jobs run on a task queue of their own, served by this file's worker processes; the
  * suite's API answers the status and cancel requests.
  */
@@ -63,6 +65,7 @@ beforeAll(async () => {
   tenantId = t.tenantId;
   tenantDb = new TenantDb(deps.db, tenantId);
   server = await new ChannelServer(SECRET).start();
+  server.predictor = (title) => [{ categoryId: `CAT-${title.length}`, categoryName: 'Kill test' }];
   worker = startWorker();
   for (let i = 0; i < PRODUCTS; i++) {
     const res = await api.post('/products', {
@@ -83,15 +86,30 @@ afterAll(async () => {
   await deps?.close();
 });
 
+/** The site of each channel: its products' categories live under `custom:<site>`. */
+const sites = new Map<string, string>();
+
 async function channel(): Promise<string> {
+  const siteId = `K${sites.size + 1}`;
   const res = await api.post('/channels', {
     name: `Kill ${Date.now()}`,
     type: 'custom',
-    settings: { endpointUrl: server.url, concurrency: CONCURRENCY },
+    settings: { endpointUrl: server.url, concurrency: CONCURRENCY, siteId },
     secret: SECRET,
   });
   expect(res.status).toBe(201);
+  sites.set(res.body.id, siteId);
   return res.body.id as string;
+}
+
+/** Every product was asked for once on the channel's site and its suggestion recorded once in the job's operation. */
+async function expectCategorizedOnce(jobId: string, channelId: string, count = PRODUCTS): Promise<void> {
+  const asked = server.predictions.filter((p) => p.site === sites.get(channelId)).map((p) => p.title);
+  expect(asked).toHaveLength(count);
+  expect(new Set(asked).size).toBe(count);
+  const op = await api.get(`/products/bulk/operations/bop_${jobId}`);
+  expect(op.body).toMatchObject({ type: 'marketplace-category', status: 'completed', counts: { updated: count } });
+  expect(new Set(op.body.products.map((x: { sku: string }) => x.sku)).size).toBe(count);
 }
 
 /** The publication use case as the API runs it, but starting its jobs on this file's task queue. */
@@ -201,6 +219,7 @@ describe.each([
     expect(sent.filter((r) => r.outcome === 'aborted')).toHaveLength(CONCURRENCY);
     expect(sent).toHaveLength(PRODUCTS + CONCURRENCY);
     expect(sent.filter((r) => r.duplicate)).toEqual([]);
+    await expectCategorizedOnce(jobId, channelId);
     await expectLockFreed(channelId);
   });
 });
@@ -236,5 +255,9 @@ test('the worker killed while a cancel is under way: the job ends cancelled with
   expect(sent).toHaveLength(answered + CONCURRENCY);
   expect(published(jobId)).toHaveLength(answered);
   expectOneKeyPerProduct(jobId);
+  // categorized: those sent, and those of the batch under way that were asked for before the cancel
+  const asked = server.predictions.filter((p) => p.site === sites.get(channelId)).length;
+  expect(asked).toBeGreaterThanOrEqual(answered + CONCURRENCY);
+  await expectCategorizedOnce(jobId, channelId, asked);
   await expectLockFreed(channelId);
 });
