@@ -92,7 +92,10 @@ export async function assignCategory(
       const metafields = withAssignment(doc.metafields ?? [], site.key, { ...value, assignedAt });
       changes.push({ current: doc, patch: { set: { metafields }, unset: [] } });
     }
-    if (!changes.length) break;
+    if (!changes.length) {
+      pending = new Map(); // every one already says this: nothing left to write
+      break;
+    }
     operationId ??= await ops.start({
       type: 'marketplace-category',
       operationName: req.operationName ?? null,
