@@ -37,6 +37,9 @@ function fromParserError(err: unknown, limit: number): AppError | null {
     // the JSON parser's refusal of prototype keys quotes nothing; keep it, it says what to fix
     if (/forbidden prototype property/i.test(message))
       return errors.invalidJson(`Request body is not valid JSON: ${message}`);
+    // strict parsing takes objects and arrays only: `"text"`, `42` or `null` is JSON, just not a body
+    if (/only supports object and array/.test(message))
+      return errors.invalidJson('Request body must be a JSON object (or array), not a single value');
     const at = /position (\d+)/.exec(message)?.[1];
     return errors.invalidJson(`Request body is not valid JSON${at ? ` (at position ${at})` : ''}`);
   }

@@ -60,7 +60,11 @@ describe.each(AREAS)('$area area', ({ area, prefix }) => {
       raw: '"just a string"',
       headers: { 'content-type': 'application/json' },
     });
-    expect(res.status).toBe(400);
+    // valid JSON, so the answer says what is wrong with it rather than calling it invalid
+    expectError(res, 400, invalidJson, area);
+    expect(res.body.message ?? res.body.error?.message).toBe(
+      'Request body must be a JSON object (or array), not a single value',
+    );
   });
 
   test('body over the size limit → 413', async () => {
