@@ -17,6 +17,8 @@ export interface S3Config {
 export interface Config {
   host: string;
   port: number;
+  /** Where a worker serves its metrics (`GET /metrics` on HOST); none when unset. */
+  workerMetricsPort: number | null;
   mongodbUri: string;
   mongodbDb: string;
   temporalAddress: string;
@@ -67,6 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     host: env.HOST ?? '127.0.0.1',
     port: integer(env, 'PORT', 3000),
+    workerMetricsPort: env.WORKER_METRICS_PORT ? integer(env, 'WORKER_METRICS_PORT', 0) : null,
     mongodbUri: required(env, 'MONGODB_URI'),
     mongodbDb: env.MONGODB_DB ?? 'backoffice',
     temporalAddress: required(env, 'TEMPORAL_ADDRESS'),

@@ -6,6 +6,7 @@ import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 import { createS3Client } from '../shared/s3/client';
 import { workflowBundle } from './bundle';
+import { freeLoopbackAddress, serveWorkerMetrics } from './metrics';
 
 /**
  * The worker process: runs workflows and activities from the task queue. On SIGINT/SIGTERM the
@@ -15,7 +16,13 @@ import { workflowBundle } from './bundle';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { role: 'worker' } });
-  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  const sdkMetrics = config.workerMetricsPort ? await freeLoopbackAddress() : null;
+  Runtime.install({
+    shutdownSignals: ['SIGINT', 'SIGTERM'],
+    ...(sdkMetrics
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics, useSecondsForDurations: true } } } }
+      : {}),
+  });
 
   const mongo = await connectMongo(config.mongodbUri, config.mongodbDb);
   // activities rely on the unique indexes (ledger keys, SKU claims) even before an API has started
@@ -30,10 +37,18 @@ async function main(): Promise<void> {
     activities: createActivities({ config, db: mongo.db, s3, log }),
     shutdownGraceTime: '10 seconds',
   });
-  log.info({ taskQueue: config.taskQueue, namespace: config.temporalNamespace }, 'worker started');
+  const metrics =
+    config.workerMetricsPort && sdkMetrics
+      ? await serveWorkerMetrics(config.host, config.workerMetricsPort, sdkMetrics)
+      : null;
+  log.info(
+    { taskQueue: config.taskQueue, namespace: config.temporalNamespace, metricsPort: config.workerMetricsPort },
+    'worker started',
+  );
   try {
     await worker.run(); // resolves after a shutdown signal, once in-flight work is done
   } finally {
+    metrics?.close();
     await connection.close();
     await mongo.client.close();
     s3.destroy();

@@ -8,6 +8,7 @@ import { finishCategorization, PublicationCategorizer } from '../../shared/categ
 import { channelPayload } from '../../shared/channels/payloads';
 import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
+import { jobsFinished } from '../../shared/metrics/metrics';
 import { mapLimit } from '../../shared/concurrency';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
@@ -227,7 +228,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         for (const i of all)
           counts[i.outcome === 'published' ? 'published' : i.outcome === 'failed' ? 'failed' : 'skipped']++;
         const now = new Date();
-        await tenantDb.collection(jobs).updateOne(
+        const written = await tenantDb.collection(jobs).findOneAndUpdate(
           { _id: input.jobId, status: { $nin: [...FINISHED_JOB_STATUSES] } },
           {
             $set: {
@@ -238,6 +239,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
             },
           },
         );
+        if (written) jobsFinished.inc({ type: written.type, outcome: input.status });
         await finishCategorization(tenantDb, input.jobId);
         await unlockChannel(tenantDb, input.channelId, input.jobId);
         return counts;

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { FINISHED_JOB_STATUSES, isFinished, jobs, type JobStatus } from '../../shared/jobs/collection';
+import { jobsFinished } from '../../shared/metrics/metrics';
 
 export interface JobUpdate {
   tenantId: string;
@@ -17,7 +18,7 @@ export interface JobUpdate {
 export function updateJob(db: Db) {
   return async (u: JobUpdate): Promise<void> => {
     const now = new Date();
-    await new TenantDb(db, u.tenantId).collection(jobs).updateOne(
+    const written = await new TenantDb(db, u.tenantId).collection(jobs).findOneAndUpdate(
       { _id: u.jobId, status: { $nin: [...FINISHED_JOB_STATUSES] } },
       {
         $set: {
@@ -29,5 +30,8 @@ export function updateJob(db: Db) {
         },
       },
     );
+    // the whole record comes back: FerretDB 1.24 refuses a projection on findAndModify
+    // counted by the write that finished it: a retried activity finds it finished and counts nothing
+    if (written && isFinished(u.status)) jobsFinished.inc({ type: written.type, outcome: u.status });
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
+import { httpRequestDuration } from '../../shared/metrics/metrics';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -15,6 +16,11 @@ export function requestLog() {
       await next();
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // a path no route matched is one series, whatever was asked
+      httpRequestDuration.observe(
+        { route: ctx.state.route ?? '(unmatched)', method: ctx.method, status: String(ctx.status) },
+        durationMs / 1000,
+      );
       ctx.deps.log.info(
         {
           requestId: ctx.state.requestId,

@@ -2,6 +2,7 @@ import { defineRoutes } from '../route';
 import type { AppContext } from '../context';
 import { bearerOf } from '../middleware/auth';
 import { checkHealth } from './health';
+import { METRICS_CONTENT_TYPE, metricsText } from '../../shared/metrics/metrics';
 import { errors } from '../../shared/errors/catalog';
 import { tenantOf } from '../context';
 
@@ -26,6 +27,24 @@ function ttl(ctx: AppContext) {
 }
 
 export const systemRoutes = defineRoutes([
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'The API process’s metrics in Prometheus’s text format',
+    description: [
+      '`http_request_duration_seconds{route, method, status}` (route templates, never ids), `jobs_started_total{type}`,',
+      'and the Node.js process’s own (memory, event-loop lag, GC). Job outcomes (`jobs_finished_total{type, outcome}`)',
+      'and the Temporal SDK’s metrics are on each worker’s endpoint (`WORKER_METRICS_PORT`). Public like /health: it',
+      'names no tenant and no resource; keep it off the public network with the rest of the operator surface.',
+    ].join('\n'),
+    tags: ['system'],
+    auth: 'public',
+    responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain' } },
+    handler: async (ctx) => {
+      ctx.type = METRICS_CONTENT_TYPE;
+      ctx.body = await metricsText();
+    },
+  },
   {
     method: 'get',
     path: '/health',

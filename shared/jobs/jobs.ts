@@ -7,6 +7,7 @@ import { workflowIdFor } from '../temporal/workflow-ids';
 import type { WorkflowDef, WorkflowInput } from '../temporal/define-workflow';
 import { startWorkflow } from '../temporal/workflows';
 import { isFinished, jobs, RUNNING_JOB_STATUSES, type JobRecord } from './collection';
+import { jobsFinished, jobsStarted } from '../metrics/metrics';
 
 /** A job whose workflow cannot be found this long after the job was made has none any more. */
 const GONE_AFTER_MS = 10 * 60_000;
@@ -94,6 +95,7 @@ export class Jobs {
         throw err;
       }
     }
+    jobsStarted.inc({ type: job.type });
     return { job: record, created: true };
   }
 
@@ -131,6 +133,7 @@ export class Jobs {
         { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } },
         { returnDocument: 'after' },
       );
+    if (settled) jobsFinished.inc({ type: settled.type, outcome: 'failed' });
     return settled ?? (await this.get(tenantDb, job._id)) ?? job;
   }
 
