@@ -8,6 +8,7 @@ import { publicationJobRoutes } from './publication/jobs';
 import { retailGroupRoutes } from './publication/retail-group';
 import { channelRoutes } from './channels/routes';
 import { orderRoutes } from './orders/routes';
+import { customerRoutes } from './customers/routes';
 import { locationRoutes } from './locations/routes';
 import { csvRoutes } from './csv/routes';
 import { csvAsyncRoutes } from './csv/async';
@@ -54,4 +55,5 @@ export const allRoutes: RouteSpec[] = [
   ...locationRoutes,
   ...channelRoutes,
   ...orderRoutes,
+  ...customerRoutes,
 ];

@@ -20,6 +20,7 @@ import { materialMovements, materialStock, materials, supplies } from './materia
 import { materialConsumptions } from './consumption/collections';
 import { editPages, editPatches } from './edits/collections';
 import { aiTokenDays } from './ai/budget';
+import { customerEmails, customers } from './customers/collections';
 
 /**
  * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
@@ -59,4 +60,6 @@ export const allCollections: CollectionDef<any>[] = [
   editPatches,
   editPages,
   aiTokenDays,
+  customers,
+  customerEmails,
 ];

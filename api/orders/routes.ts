@@ -39,6 +39,14 @@ const address = (required: string[]): JsonSchema => ({
   },
 });
 
+/** The tenant's customer an order is for (GET /customers/{id}/orders lists them). */
+const customerIdSchema: JsonSchema = {
+  type: 'string',
+  pattern: '^[0-9a-fA-F]{24}$',
+  description:
+    'a customer of the tenant (POST /customers), not redacted; another value: 400 validation:invalid_input naming customerId',
+};
+
 const createBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -59,6 +67,7 @@ const createBody: JsonSchema = {
       maxLength: 100,
       description: "where accepting the order takes its stock; the tenant's default location when absent",
     },
+    customerId: customerIdSchema,
     items: {
       type: 'array',
       minItems: 1,
@@ -107,6 +116,11 @@ const patchBody: JsonSchema = {
     customerInfo: { ...customerInfo, required: [] },
     shippingAddress: address([]),
     notes: { type: 'string', maxLength: 5000 },
+    customerId: {
+      ...customerIdSchema,
+      type: ['string', 'null'],
+      description: `${customerIdSchema.description as string}; null unlinks the order from its customer`,
+    },
   },
 };
 
@@ -143,7 +157,8 @@ function links(id: string, which: ('self' | 'prepare' | 'cancel')[]) {
   return Object.fromEntries(which.map((k) => [k, all[k]]));
 }
 
-function presentOrder(doc: OrderDoc) {
+/** An order as the orders area answers it (also used by GET /customers/{id}/orders). */
+export function presentOrder(doc: OrderDoc) {
   const { _id, tenantId: _t, audit: _a, createdAt, updatedAt, stock, ...rest } = doc;
   const id = _id.toHexString();
   return {
@@ -230,6 +245,8 @@ export const orderRoutes = defineRoutes([
     method: 'post',
     path: '/orders',
     summary: 'Create an order; the server prices the items from the catalog and computes subtotal, tax and total',
+    description:
+      'customerId, when given, must name a customer of the tenant that is not redacted (400 validation:invalid_input naming customerId otherwise); the order is then listed by GET /customers/{id}/orders.',
     tags: ['orders'],
     auth: { scopes: ['orders:create'] },
     body: createBody,
@@ -286,7 +303,8 @@ export const orderRoutes = defineRoutes([
   {
     method: 'put',
     path: '/orders/:orderId',
-    summary: 'Partial update of externalId, customerInfo, shippingAddress and notes; only the properties sent change',
+    summary:
+      'Partial update of externalId, customerInfo, shippingAddress, notes and customerId; only the properties sent change',
     description: `orderStatus, items, subtotal, tax, total, _id and updatedAt are refused (400): lifecycle changes go through ${LIFECYCLE}.`,
     tags: ['orders'],
     auth: update,
@@ -303,7 +321,8 @@ export const orderRoutes = defineRoutes([
       const body = ctx.request.body as Record<string, unknown>;
       const doc = await service(ctx).update(ctx.params.orderId, body);
       const id = doc._id.toHexString();
-      const changed = Object.fromEntries(Object.keys(body).map((k) => [k, doc[k as keyof OrderDoc]]));
+      // a field the update cleared (customerId: null) is answered as null
+      const changed = Object.fromEntries(Object.keys(body).map((k) => [k, doc[k as keyof OrderDoc] ?? null]));
       ctx.body = {
         data: {
           _id: id,

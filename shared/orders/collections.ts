@@ -63,6 +63,8 @@ export interface OrderDoc {
   notes?: string;
   /** Where the order's stock is taken (the tenant's default location when absent). */
   locationId?: string;
+  /** The tenant's customer the order is for (24 hex), checked to exist when it is set; GET /customers/{id}/orders lists by it. */
+  customerId?: string;
   items: OrderItem[];
   currency: string;
   subtotal: number;
@@ -83,6 +85,7 @@ export const orders = defineCollection<OrderDoc>({
     { key: { tenantId: 1, externalId: 1 }, options: { unique: true } },
     { key: { tenantId: 1, createdAt: -1 } },
     { key: { tenantId: 1, orderStatus: 1, createdAt: -1 } },
+    { key: { tenantId: 1, customerId: 1, createdAt: -1 } },
   ],
 });
 

@@ -6,6 +6,7 @@ import { checkSelection, selectionsFromPairs, type ModifiersConfig } from '../mo
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { customerLinkState, linkRefusal } from '../customers/links';
 import { Locations } from '../locations/locations';
 import { pageWindow, slicePage, type PageRequest } from '../paging';
 import { productSkus, products } from '../products/collections';
@@ -42,6 +43,8 @@ export interface NewOrder {
   shippingAddress?: OrderDoc['shippingAddress'];
   notes?: string;
   locationId?: string;
+  /** A customer of the tenant (24 hex), not redacted. */
+  customerId?: string;
   items: {
     sku: string;
     quantity: number;
@@ -86,10 +89,13 @@ export class Orders {
   }
 
   /** Prices come from the catalog unless the line gives one; tax is the tenant's rate on taxable lines. */
-  async create(input: NewOrder): Promise<OrderDoc> {
+  async create(order: NewOrder): Promise<OrderDoc> {
+    // stored as customers' ids are written (lower-case hex), so GET /customers/{id}/orders finds it
+    const input = order.customerId ? { ...order, customerId: order.customerId.toLowerCase() } : order;
     const tenant = await systemCollection(this.db, tenants).findOne({ _id: this.tenantDb.tenantId });
     if (input.locationId && !(await new Locations(this.tenantDb).getRaw(input.locationId)))
       throw orderErrors.invalid(`locationId ${input.locationId} is not a location of the tenant`);
+    if (input.customerId) await this.requireCustomer(input.customerId);
     const taxRate = tenant?.settings.taxRate ?? 0;
     const items = await this.priceItems(input.items, timeZoneOf(tenant));
     const currencies = new Set(items.map((i) => i.currency));
@@ -109,6 +115,7 @@ export class Orders {
       ...(input.shippingAddress ? { shippingAddress: input.shippingAddress } : {}),
       ...(input.notes !== undefined ? { notes: input.notes } : {}),
       ...(input.locationId ? { locationId: input.locationId } : {}),
+      ...(input.customerId ? { customerId: input.customerId } : {}),
       items: items.map(({ currency: _c, ...item }) => item),
       currency: items[0].currency,
       subtotal: money(subtotalCents),
@@ -127,7 +134,21 @@ export class Orders {
       const existing = await this.orders.findOne({ externalId: input.externalId }, { projection: { _id: 1 } });
       throw orderErrors.duplicateExternalId(input.externalId, existing?._id.toHexString());
     }
+    if (input.customerId) {
+      // the customer may have been deleted or redacted between the check and the insert: leave no order naming it
+      const state = await customerLinkState(this.tenantDb, input.customerId);
+      if (state !== 'ok') {
+        await this.orders.deleteOne({ _id: doc._id });
+        throw orderErrors.invalid(linkRefusal(input.customerId, state));
+      }
+    }
     return doc;
+  }
+
+  /** 400 naming customerId unless it is a customer of the tenant that is not redacted. */
+  private async requireCustomer(customerId: string): Promise<void> {
+    const state = await customerLinkState(this.tenantDb, customerId);
+    if (state !== 'ok') throw orderErrors.invalid(linkRefusal(customerId, state));
   }
 
   /**
@@ -208,16 +229,23 @@ export class Orders {
    * Partial update of the replaceable fields. Nested objects merge (only the properties sent
    * change); the audit event is pushed in the same atomic update.
    */
-  async update(id: string, patch: Record<string, unknown>): Promise<OrderDoc> {
+  async update(id: string, changes: Record<string, unknown>): Promise<OrderDoc> {
     const current = await this.get(id);
+    const patch =
+      typeof changes.customerId === 'string' ? { ...changes, customerId: changes.customerId.toLowerCase() } : changes;
+    const customerId = typeof patch.customerId === 'string' ? patch.customerId : undefined;
+    if (customerId) await this.requireCustomer(customerId);
     const set: Record<string, unknown> = {};
+    const unset: Record<string, ''> = {};
     for (const [field, value] of Object.entries(patch)) {
       if ((field === 'customerInfo' || field === 'shippingAddress') && value && typeof value === 'object') {
         for (const [k, v] of Object.entries(value)) set[`${field}.${k}`] = v;
-      } else set[field] = value;
+      } else if (field === 'customerId' && value === null) unset.customerId = '';
+      else set[field] = value;
     }
+    let written: OrderDoc;
     try {
-      return await this.write(current, set, event('updated', this.actor, { fields: Object.keys(patch) }));
+      written = await this.write(current, set, event('updated', this.actor, { fields: Object.keys(patch) }), unset);
     } catch (err) {
       if (typeof patch.externalId !== 'string') throw err;
       // the unique index refused the new externalId: MongoDB says so with E11000, FerretDB with an
@@ -230,6 +258,31 @@ export class Orders {
         throw orderErrors.duplicateExternalId(patch.externalId, holder?._id.toHexString());
       throw err;
     }
+    if (customerId) {
+      // deleted or redacted between the check and the write: put the order back as it was read
+      const state = await customerLinkState(this.tenantDb, customerId);
+      if (state !== 'ok') {
+        await this.restore(current, written.updatedAt);
+        throw orderErrors.invalid(linkRefusal(customerId, state));
+      }
+    }
+    return written;
+  }
+
+  /** Puts an order back as `before`, if it is still as this request's write left it (at `writtenAt`). */
+  private async restore(before: OrderDoc, writtenAt: Date): Promise<void> {
+    const { _id, tenantId: _t, ...fields } = before;
+    const after = await this.orders.findOne({ _id });
+    if (!after || after.updatedAt.getTime() !== writtenAt.getTime()) return;
+    const unset = Object.fromEntries(
+      Object.keys(after)
+        .filter((k) => !(k in fields) && k !== '_id' && k !== 'tenantId')
+        .map((k) => [k, '']),
+    );
+    await this.orders.updateOne({ _id, updatedAt: writtenAt }, {
+      $set: fields,
+      ...(Object.keys(unset).length ? { $unset: unset } : {}),
+    } as never);
   }
 
   /** Replaces customerInfo as a whole. */
@@ -238,10 +291,19 @@ export class Orders {
     return this.write(current, { customerInfo }, event('customer_updated', this.actor, {}));
   }
 
-  private async write(current: OrderDoc, set: Record<string, unknown>, ev: OrderEvent): Promise<OrderDoc> {
+  private async write(
+    current: OrderDoc,
+    set: Record<string, unknown>,
+    ev: OrderEvent,
+    unset: Record<string, ''> = {},
+  ): Promise<OrderDoc> {
     const doc = await this.orders.findOneAndUpdate(
       { _id: current._id },
-      { $set: { ...set, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+      {
+        $set: { ...set, updatedAt: ev.timestamp },
+        ...(Object.keys(unset).length ? { $unset: unset } : {}),
+        $push: { audit: ev },
+      } as never,
       { returnDocument: 'after' },
     );
     if (!doc) throw orderErrors.notFound(current._id.toHexString());

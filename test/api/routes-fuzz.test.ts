@@ -187,7 +187,8 @@ type Kind =
   | 'refreshTokens'
   | 'materialSkus'
   | 'supplySkus'
-  | 'modifierGroupIds';
+  | 'modifierGroupIds'
+  | 'customerIds';
 
 /** The kind of a path parameter, by its name and the segment before it. */
 function pathKind(path: string, param: string): Kind | undefined {
@@ -228,6 +229,7 @@ function pathKind(path: string, param: string): Kind | undefined {
           counts: 'countIds',
           handlers: 'handlerIds',
           operations: 'bulkOpIds',
+          customers: 'customerIds',
         } as Record<string, Kind>
       )[before ?? ''];
     default:
@@ -249,6 +251,7 @@ function valueKind(name: string): Kind | undefined {
   if (name === 'materialSku') return 'materialSkus';
   if (name === 'supplySku') return 'supplySkus';
   if (name === 'groupId') return 'modifierGroupIds';
+  if (name === 'customerId') return 'customerIds';
   return undefined;
 }
 
@@ -280,6 +283,7 @@ function kindsFor(op: Operation): Kind[] {
   if (op.path.startsWith('/orders')) kinds.add('orderIds');
   if (op.path.startsWith('/locations')) kinds.add('locationIds');
   if (op.path.startsWith('/channels')) kinds.add('channelIds');
+  if (op.path.startsWith('/customers')) kinds.add('customerIds');
   if (op.path.startsWith('/products/materials')) kinds.add('materialSkus').add('locationIds');
   if (op.path.startsWith('/products/supplies')) kinds.add('supplySkus').add('locationIds');
   // a bill of materials and modifiers (on the catalog's products) for BOM, modifier and consumption routes
@@ -365,6 +369,7 @@ const KIT_OF: Record<Kind, keyof typeof KITS> = {
   materialSkus: 'materials',
   supplySkus: 'materials',
   modifierGroupIds: 'recipes',
+  customerIds: 'customers',
 };
 
 const csvOf = (rows: Record<string, string>[]) => toCsvText(nativeLayout.columns, rows);
@@ -482,6 +487,28 @@ const KITS = {
       remember(t, 'orderIds', o.data._id);
       remember(t, 'externalIds', externalId);
     }
+  },
+  async customers(t: Tenant) {
+    await seed(t, 'skus');
+    // one with every member and an order (delete refuses it, redact changes the order), one bare
+    const withOrder = await call(t, 'POST', '/customers', {
+      name: 'Ana López',
+      email: 'Ana@Example.com',
+      phone: '+52 55 0000',
+      addresses: [{ street: 'Calle 1', city: 'CDMX', zipCode: '06700', country: 'MX' }],
+      taxId: 'LOAA800101',
+      tags: ['vip'],
+      notes: 'fuzz',
+    });
+    const bare = await call(t, 'POST', '/customers', { name: 'Bruno' });
+    await call(t, 'POST', '/orders', {
+      externalId: 'EXT-C1',
+      customerInfo: { name: 'Ana López', email: 'ana@example.com' },
+      shippingAddress: { street: 'Calle 1', city: 'CDMX', zipCode: '06700', country: 'MX' },
+      customerId: withOrder.id,
+      items: [{ sku: SKUS.plain, quantity: 1 }],
+    });
+    remember(t, 'customerIds', withOrder.id, bare.id);
   },
   async channel(t: Tenant) {
     const c = await call(t, 'POST', '/channels', {

@@ -1,0 +1,87 @@
+import { ObjectId } from 'mongodb';
+import type { TenantDb } from '../db/tenant-db';
+import { orders, type OrderDoc, type OrderEvent } from '../orders/collections';
+
+/** What a redacted customer, and the customer of each of its orders, is called. */
+export const REDACTED_NAME = 'Redacted customer';
+/** What replaces every other personal value of an order (customerInfo members, address parts). */
+export const REDACTED_VALUE = '[redacted]';
+
+/** The customer members a redaction removes (name is replaced by REDACTED_NAME, addresses emptied). */
+export const REDACTED_MEMBERS = ['email', 'emailKey', 'phone', 'taxId', 'notes'] as const;
+
+type OrderCustomerFields = Pick<OrderDoc, 'customerInfo' | 'shippingAddress'>;
+
+/**
+ * An order's customer fields with the personal data replaced: customerInfo keeps its members,
+ * each a placeholder (the name REDACTED_NAME); the shipping address keeps its country (tax
+ * reporting needs it), every other part a placeholder. Totals, items and history are not here:
+ * they stay as they are.
+ */
+export function redactedOrderFields(order: OrderCustomerFields): OrderCustomerFields {
+  const info = order.customerInfo && typeof order.customerInfo === 'object' ? order.customerInfo : { name: '' };
+  const customerInfo = {
+    ...Object.fromEntries(Object.keys(info).map((k) => [k, REDACTED_VALUE])),
+    name: REDACTED_NAME,
+  };
+  const out: OrderCustomerFields = { customerInfo };
+  if (order.shippingAddress && typeof order.shippingAddress === 'object') {
+    out.shippingAddress = Object.fromEntries(
+      Object.entries(order.shippingAddress).map(([k, v]) => [k, k === 'country' ? v : REDACTED_VALUE]),
+    );
+  }
+  return out;
+}
+
+/** Whether an order's customer fields are already redacted (a repeated redaction leaves it alone). */
+export function isRedactedOrder(order: OrderCustomerFields): boolean {
+  return JSON.stringify(redactedOrderFields(order)) === JSON.stringify(pick(order));
+}
+
+function pick(order: OrderCustomerFields): OrderCustomerFields {
+  return {
+    customerInfo: order.customerInfo,
+    ...(order.shippingAddress && typeof order.shippingAddress === 'object'
+      ? { shippingAddress: order.shippingAddress }
+      : {}),
+  };
+}
+
+/**
+ * Redacts the customer fields of every order of `customerId` not yet redacted. Each order is one
+ * atomic update that replaces customerInfo and shippingAddress whole (so a member added since it
+ * was read goes too) and records the change in the order's audit trail. Safe to run again: it
+ * finishes what an interrupted run left. Answers how many orders it changed.
+ */
+export async function redactOrdersOf(tenantDb: TenantDb, customerId: string, actor: string): Promise<number> {
+  const col = tenantDb.collection(orders);
+  const cursor = col.find({ customerId }, { projection: { _id: 1, customerInfo: 1, shippingAddress: 1 } });
+  let changed = 0;
+  for await (const order of cursor) {
+    if (await redactOrder(tenantDb, order as OrderDoc, customerId, actor)) changed++;
+  }
+  return changed;
+}
+
+/** Redacts one order's customer fields (read as `order`); false when they already were. */
+export async function redactOrder(
+  tenantDb: TenantDb,
+  order: Pick<OrderDoc, '_id' | 'customerInfo' | 'shippingAddress'>,
+  customerId: string,
+  actor: string,
+): Promise<boolean> {
+  if (isRedactedOrder(order)) return false;
+  const now = new Date();
+  const event: OrderEvent = {
+    id: new ObjectId().toHexString(),
+    type: 'customer_updated',
+    actor,
+    timestamp: now,
+    details: { redacted: true, customerId },
+  };
+  const res = await tenantDb.collection(orders).updateOne({ _id: order._id }, {
+    $set: { ...redactedOrderFields(order), updatedAt: now },
+    $push: { audit: event },
+  } as never);
+  return res.matchedCount === 1;
+}
