@@ -1,5 +1,6 @@
 import type { RouteSpec } from './route';
 import { systemRoutes } from './system/routes';
+import { docsRoutes } from './system/docs';
 import { productRoutes } from './products/routes';
 import { productStockRoutes } from './products/stock-reads';
 import { publishRoutes } from './publication/publish';
@@ -30,6 +31,7 @@ import { bomRoutes } from './bom/routes';
 /** Every route of the API, by domain. Static paths come before `/:id` within a domain. */
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
+  ...docsRoutes,
   ...csvRoutes,
   ...csvAsyncRoutes,
   ...bulkRoutes,
