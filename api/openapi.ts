@@ -31,6 +31,19 @@ function openapiPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
+/** The header every creating operation honours (RouteSpec.idempotency). */
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'A key of your own (a UUID) that makes a retry safe: a retry with the same key and the same request answers what the ' +
+    'first one did, without doing it again (for 24 hours; a replayed answer carries `Idempotent-Replayed: true` where it ' +
+    'is kept); the same key with another request is 409 `idempotency-key-reused`; a retry arriving while the first still ' +
+    'runs waits for it. A refused request is not remembered: nothing was written, and its retry is judged afresh.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 function queryParameters(schema: Record<string, unknown> | undefined) {
   const props = (schema?.properties ?? {}) as Record<string, Record<string, unknown>>;
   const required = new Set((schema?.required as string[] | undefined) ?? []);
@@ -89,7 +102,7 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
       tags: r.tags,
       ...(typeof r.auth === 'object' ? { 'x-scopes': r.auth.scopes } : {}),
       security: r.auth === 'public' ? [] : [{ bearer: [] }],
-      parameters: [...params, ...queryParameters(r.query)],
+      parameters: [...params, ...queryParameters(r.query), ...(r.idempotency ? [IDEMPOTENCY_KEY] : [])],
       ...(r.body
         ? { requestBody: { required: r.bodyRequired !== false, content: { 'application/json': { schema: r.body } } } }
         : {}),

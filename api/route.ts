@@ -7,6 +7,7 @@ import type { Scope } from '../shared/auth/scopes';
 import { AppError, errors } from '../shared/errors/catalog';
 import type { ValidateFunction } from 'ajv';
 import { compile, inputFailures, summarize, type JsonSchema } from '../shared/validation';
+import { fingerprintOf, IdempotencyKeys, MAX_KEY_LENGTH } from '../shared/idempotency/keys';
 
 /** One keyword of a route's body, query or path schema that the input failed, as ajv reported it. */
 export interface InputFailure {
@@ -70,6 +71,12 @@ export interface RouteSpec {
   /** The spec's codes for refused input (see InputErrors). */
   invalid?: InputErrors;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
+  /**
+   * How the route honours `Idempotency-Key`: `stored`, the first successful answer is kept 24 h
+   * and answered again to a retry (shared/idempotency/keys.ts); `native`, the use case itself
+   * recognises a retry (a job start, a stock movement). Both are documented on the operation.
+   */
+  idempotency?: 'stored' | 'native';
   handler: (ctx: AppContext) => Promise<void> | void;
 }
 
@@ -223,6 +230,52 @@ function validator(spec: RouteSpec) {
   };
 }
 
+const KEY_TEXT = /^[\x21-\x7e]+$/;
+
+/** `stored` idempotency: a retry with the key answers the first run's answer; a first run keeps its success. */
+function idempotency(spec: RouteSpec) {
+  return async (ctx: AppContext, next: Next) => {
+    const key = ctx.get('idempotency-key');
+    if (spec.idempotency !== 'stored' || !key) return next();
+    if (key.length > MAX_KEY_LENGTH || !KEY_TEXT.test(key))
+      throw errors.invalidInput(
+        `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters (a UUID is a good one)`,
+      );
+    const tenantDb = ctx.state.tenantDb;
+    if (!tenantDb) return next();
+    const keys = new IdempotencyKeys(tenantDb);
+    // the route and its parameters, not the URL: /v1/x and /x are one request
+    const fingerprint = fingerprintOf(
+      ctx.method,
+      `${spec.path} ${JSON.stringify(ctx.params)}`,
+      ctx.request.body ?? null,
+    );
+    const claim = await keys.claim(key, fingerprint);
+    if (claim.kind === 'replay') {
+      ctx.status = claim.response.status;
+      ctx.type = 'application/json';
+      ctx.body = claim.response.json;
+      if (claim.response.location) ctx.set('Location', claim.response.location);
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
+    }
+    try {
+      await next();
+    } catch (err) {
+      await keys.release(key, fingerprint).catch(() => undefined);
+      throw err;
+    }
+    const ok = ctx.status >= 200 && ctx.status < 300 && ctx.body !== undefined && typeof ctx.body === 'object';
+    if (ok)
+      await keys.keep(key, fingerprint, {
+        status: ctx.status,
+        json: JSON.stringify(ctx.body),
+        location: ctx.response.get('Location') || null,
+      });
+    else await keys.release(key, fingerprint);
+  };
+}
+
 /** Mounts routes on a router, in declaration order (static paths before `/:id`). */
 export function mount(router: Router<any, any>, routes: RouteSpec[], bodyLimitBytes: number): void {
   for (const spec of routes) {
@@ -234,6 +287,7 @@ export function mount(router: Router<any, any>, routes: RouteSpec[], bodyLimitBy
       authenticate(spec.auth),
       bodyParser(spec.bodyLimitBytes ?? bodyLimitBytes),
       validator(spec),
+      idempotency(spec),
       async (ctx: AppContext) => {
         await spec.handler(ctx);
       },

@@ -5,6 +5,7 @@ import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 import { finishStaleConsumptions } from '../shared/consumption/recovery';
 import { dropExpiredPreviews } from '../shared/edits/cleanup';
+import { dropExpiredKeys } from '../shared/idempotency/keys';
 import { Tenancy } from '../shared/auth/tenancy';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
     void tenancy.sweepExpiredTokens().catch((err) => log.warn({ err }, 'token sweep failed'));
     // plans of bulk-edit previews past their 24 hours (shared/edits/cleanup.ts)
     void dropExpiredPreviews(mongo.db).catch((err) => log.warn({ err }, 'preview sweep failed'));
+    // Idempotency-Keys past their 24 hours (shared/idempotency/keys.ts)
+    void dropExpiredKeys(mongo.db).catch((err) => log.warn({ err }, 'idempotency-key sweep failed'));
   }, 10 * 60_000);
   sweep.unref();
   // consumptions a killed API process left half-way are finished by the next sweep (shared/consumption/recovery.ts)

@@ -1,6 +1,7 @@
 import type { CollectionDef } from './db/collection';
 import { apiKeys, authTokens, tenants } from './auth/collections';
 import { authState } from './auth/auth-cache';
+import { idempotencyKeys } from './idempotency/keys';
 import { jobs } from './jobs/collection';
 import { products, productSkus } from './products/collections';
 import { orderComments, orders } from './orders/collections';
@@ -62,4 +63,5 @@ export const allCollections: CollectionDef<any>[] = [
   aiTokenDays,
   customers,
   customerEmails,
+  idempotencyKeys,
 ];

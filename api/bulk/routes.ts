@@ -63,6 +63,7 @@ export const bulkRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/operations/:id/rollback',
+    idempotency: 'native',
     summary: 'Roll back a bulk operation (a job): created products are deleted, changed ones restored',
     description: [
       'Starts the rollback as a job and answers at once: 202 with the job, `{jobId, status, operationId, rollbackOperationId}`',

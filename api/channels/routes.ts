@@ -242,6 +242,7 @@ export const channelRoutes = defineRoutes([
   {
     method: 'post',
     path: '/channels',
+    idempotency: 'stored',
     summary: 'Create a channel of the tenant',
     description: `type takes any spelling of: ${ACCEPTED_TYPES} and is stored canonical. The signing secret is stored only encrypted and never answered.`,
     tags,

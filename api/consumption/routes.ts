@@ -122,6 +122,7 @@ export const consumptionRoutes: RouteSpec[] = defineRoutes([
   {
     method: 'post',
     path: '/products/materials/consumption/consume',
+    idempotency: 'native',
     summary: 'Consume a product’s materials at a location: all or nothing, exactly once per referenceId',
     description:
       `${NOTES} Lots leave by options.method (or each material’s costing method; expired lots never, FEFO first for an expiring material). ` +
@@ -147,6 +148,7 @@ export const consumptionRoutes: RouteSpec[] = defineRoutes([
   {
     method: 'post',
     path: '/products/:sku/bom/consume',
+    idempotency: 'native',
     summary:
       'Run a product’s bill of materials: take its components from real stock, all or nothing, exactly once per reference',
     description:

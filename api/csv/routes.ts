@@ -100,6 +100,7 @@ export const csvRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/csv/import',
+    idempotency: 'native',
     summary: 'Import products from CSV: `content` runs synchronously (200/207), `s3Key` queues a job (202)',
     description:
       'Sync: `{totalProcessed, created, updated, skipped, errors[{row, sku, message}]}`, counted in rows; 207 when any row failed. Inspect errors[] even on 2xx. Every import that changes products is recorded as a bulk operation that can be rolled back.',

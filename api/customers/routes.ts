@@ -192,6 +192,7 @@ export const customerRoutes = defineRoutes([
   {
     method: 'post',
     path: '/customers',
+    idempotency: 'stored',
     summary: 'Create a customer of the tenant',
     description:
       'name is required; email is optional but unique per tenant in any case: of any number of concurrent creates with one e-mail exactly one succeeds, the others get 409 duplicate-email (field email). Flat envelope (area other).',

@@ -144,6 +144,7 @@ export const aiRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/ai/transform',
+    idempotency: 'native',
     summary: 'Edits the selected products with a natural-language prompt through an OpenAI-compatible model',
     description: RESULT_NOTES,
     tags,

@@ -42,6 +42,7 @@ export const adjustmentRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/adjustments',
+    idempotency: 'native',
     summary:
       'Request a stock adjustment (pending until approved); an Idempotency-Key makes a retry answer the first one',
     description:

@@ -27,6 +27,7 @@ export const countRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/counts',
+    idempotency: 'stored',
     summary: 'Open a stock count at a location',
     tags: ['inventory'],
     auth: count,

@@ -169,6 +169,7 @@ export const stockRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/bulk-update',
+    idempotency: 'native',
     summary:
       'Set many balances: `items[{sku, stock, locationId?}]` (the default location when absent); a result per item, 207 when any failed',
     tags: ['inventory'],
@@ -214,6 +215,7 @@ export const stockRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/handlers',
+    idempotency: 'stored',
     summary:
       'Register an integration that manages stock of some SKUs or locations (manual edits of those are then refused)',
     tags: ['inventory'],

@@ -77,6 +77,7 @@ export const transferRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/transfers',
+    idempotency: 'native',
     summary:
       'Create a transfer of stock between two locations (pending); it runs as the workflow <tenantId>/<transferId>',
     tags: ['inventory'],

@@ -267,6 +267,7 @@ export const locationRoutes = defineRoutes([
   {
     method: 'post',
     path: '/locations',
+    idempotency: 'stored',
     summary: 'Create a location',
     description:
       "Checks, in order: name (400 bad-request/missing-name), type (400 bad-request/missing-type, bad-request/invalid-type), unknown fields and the rest of the schema (400 bad-request naming the field). `isDefault: true` makes it the tenant's only default.",
@@ -517,6 +518,7 @@ export const locationRoutes = defineRoutes([
   {
     method: 'post',
     path: '/locations/:id/zones',
+    idempotency: 'stored',
     summary: 'Create a zone inside the location',
     description:
       'code, name, type required (400 bad-request/missing-code, missing-name, missing-type); type must be zone (400 bad-request/invalid-type); a code already used in the location: 400 bad-request/duplicate-code.',

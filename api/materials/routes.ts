@@ -94,6 +94,7 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
     {
       method: 'post',
       path: `${n.path}/transfer`,
+      idempotency: 'native',
       summary: `Moves stock of a ${n.one} between two locations, all or nothing`,
       description:
         (kind === 'material'
@@ -142,6 +143,7 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
     {
       method: 'post',
       path: n.path,
+      idempotency: 'stored',
       summary: `Creates a ${n.one}`,
       description: RECORD_NOTES[kind],
       tags,
@@ -250,6 +252,7 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
     {
       method: 'post',
       path: `${n.path}/:sku/stock/:locationId`,
+      idempotency: 'native',
       summary: `Records stock of a ${n.one} received at a location`,
       description:
         'quantity > 0 in `unit` (default the base unit), converted to the base unit and rounded to its precision. ' +

@@ -244,6 +244,7 @@ export const orderRoutes = defineRoutes([
   {
     method: 'post',
     path: '/orders',
+    idempotency: 'stored',
     summary: 'Create an order; the server prices the items from the catalog and computes subtotal, tax and total',
     description:
       'customerId, when given, must name a customer of the tenant that is not redacted (400 validation:invalid_input naming customerId otherwise); the order is then listed by GET /customers/{id}/orders.',
@@ -360,6 +361,7 @@ export const orderRoutes = defineRoutes([
   {
     method: 'post',
     path: '/orders/:orderId/comments',
+    idempotency: 'native',
     summary:
       'Append a comment to the order history (never edited or deleted); an Idempotency-Key makes a retry add it once',
     tags: ['orders'],

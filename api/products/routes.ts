@@ -222,6 +222,7 @@ export const productRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products',
+    idempotency: 'stored',
     summary: 'Create a product',
     description:
       "SKUs are stored upper-case and are unique across the tenant's products and variants (409 duplicate-sku).",

@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { tenants } from '../auth/collections';
+import { defineCollection } from '../db/collection';
+import { isDuplicateKeyError } from '../db/duplicate-key';
+import { systemCollection, TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+
+/**
+ * Idempotency-Key for creating requests: the first successful answer (status, body, Location) is
+ * kept per tenant and key for 24 hours and answered again to a retry of the same request; the
+ * same key on a different request is a 409; a retry arriving while the first still runs waits for
+ * it (so two concurrent requests run once). A refusal or a failure is not kept: nothing was
+ * written, so the retry is judged afresh. A request whose process died mid-way leaves a claim
+ * that expires after LEASE_MS, after which a retry runs it.
+ */
+export const KEY_TTL_MS = 24 * 3600_000;
+/** How long a running request holds its key before a retry may take it over (a process that died). */
+const LEASE_MS = 60_000;
+/** How long a retry waits for the first request to end before answering 409. */
+const WAIT_MS = 30_000;
+const POLL_MS = 100;
+export const MAX_KEY_LENGTH = 255;
+
+export interface KeptResponse {
+  status: number;
+  /** The body as sent, JSON text (kept as text: a body's own keys may be ones the database refuses). */
+  json: string;
+  location: string | null;
+}
+
+export interface IdempotencyRecord {
+  _id: string; // `<tenantId>:<key>`
+  tenantId: string;
+  key: string;
+  /** What the request was: method, path and body, hashed. */
+  fingerprint: string;
+  state: 'running' | 'done';
+  response: KeptResponse | null;
+  leaseUntil: Date;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export const idempotencyKeys = defineCollection<IdempotencyRecord>({
+  name: 'idempotency_keys',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, expiresAt: 1 } }],
+});
+
+/** Stable JSON: the same body with its members in another order is the same request. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+export function fingerprintOf(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\n${canonical(body)}`)
+    .digest('hex');
+}
+
+export type Claim = { kind: 'run' } | { kind: 'replay'; response: KeptResponse };
+
+export class IdempotencyKeys {
+  constructor(private readonly tenantDb: TenantDb) {}
+
+  private get col() {
+    return this.tenantDb.collection(idempotencyKeys);
+  }
+
+  private id(key: string): string {
+    return `${this.tenantDb.tenantId}:${key}`;
+  }
+
+  /** Takes the key for a request, or answers the kept response of its first run (waiting for a running one). */
+  async claim(key: string, fingerprint: string): Promise<Claim> {
+    const _id = this.id(key);
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const now = new Date();
+      const fresh = {
+        key,
+        fingerprint,
+        state: 'running' as const,
+        response: null,
+        leaseUntil: new Date(now.getTime() + LEASE_MS),
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + KEY_TTL_MS),
+      };
+      try {
+        await this.col.insertOne({ _id, ...fresh });
+        return { kind: 'run' };
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+      const held = await this.col.findOne({ _id });
+      if (!held) continue; // released meanwhile
+      if (held.expiresAt <= now) {
+        // a day old: the key is free again
+        if (await this.takeOver(held, fresh)) return { kind: 'run' };
+        continue;
+      }
+      if (held.fingerprint !== fingerprint)
+        throw new AppError(
+          409,
+          'idempotency-key-reused',
+          'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request',
+          { field: 'Idempotency-Key' },
+        );
+      if (held.state === 'done' && held.response) return { kind: 'replay', response: held.response };
+      if (held.leaseUntil <= now) {
+        // its request died mid-way without an answer: this retry runs it
+        if (await this.takeOver(held, fresh)) return { kind: 'run' };
+        continue;
+      }
+      if (Date.now() > deadline)
+        throw new AppError(
+          409,
+          'idempotency-key-in-progress',
+          'A request with this Idempotency-Key is still running; retry shortly',
+          {
+            field: 'Idempotency-Key',
+          },
+        );
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+
+  private async takeOver(
+    held: IdempotencyRecord,
+    fresh: Omit<IdempotencyRecord, '_id' | 'tenantId'>,
+  ): Promise<boolean> {
+    const res = await this.col.updateOne(
+      { _id: held._id, state: held.state, leaseUntil: held.leaseUntil },
+      { $set: fresh },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  /** Keeps the answer of the run that holds the key. */
+  async keep(key: string, fingerprint: string, response: KeptResponse): Promise<void> {
+    await this.col.updateOne(
+      { _id: this.id(key), fingerprint, state: 'running' },
+      { $set: { state: 'done', response } },
+    );
+  }
+
+  /** Frees the key of a run that did not succeed: the retry runs again. */
+  async release(key: string, fingerprint: string): Promise<void> {
+    await this.col.deleteOne({ _id: this.id(key), fingerprint, state: 'running' });
+  }
+}
+
+/** Deletes, in every tenant, the keys past their 24 hours (a claim checks expiry on read; this reclaims space). */
+export async function dropExpiredKeys(db: Db, now = new Date()): Promise<number> {
+  let deleted = 0;
+  for await (const tenant of systemCollection(db, tenants).find({}, { projection: { _id: 1 } })) {
+    const res = await new TenantDb(db, tenant._id).collection(idempotencyKeys).deleteMany({ expiresAt: { $lt: now } });
+    deleted += res.deletedCount;
+  }
+  return deleted;
+}
