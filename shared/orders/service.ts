@@ -145,6 +145,17 @@ export class Orders {
     return doc;
   }
 
+  /** 409 customer-redacted: the customer fields of a redacted customer's order stay redacted (privacy outlives edits). */
+  private async keepRedacted(current: OrderDoc): Promise<void> {
+    const customerId = (current as { customerId?: string }).customerId;
+    if (customerId && (await customerLinkState(this.tenantDb, customerId)) === 'redacted')
+      throw new AppError(
+        409,
+        'customer-redacted',
+        `Order ${current._id.toHexString()} belongs to a redacted customer: its customerInfo and shippingAddress stay redacted`,
+      );
+  }
+
   /** 400 naming customerId unless it is a customer of the tenant that is not redacted. */
   private async requireCustomer(customerId: string): Promise<void> {
     const state = await customerLinkState(this.tenantDb, customerId);
@@ -231,6 +242,7 @@ export class Orders {
    */
   async update(id: string, changes: Record<string, unknown>): Promise<OrderDoc> {
     const current = await this.get(id);
+    if ('customerInfo' in changes || 'shippingAddress' in changes) await this.keepRedacted(current);
     const patch =
       typeof changes.customerId === 'string' ? { ...changes, customerId: changes.customerId.toLowerCase() } : changes;
     const customerId = typeof patch.customerId === 'string' ? patch.customerId : undefined;
@@ -288,6 +300,7 @@ export class Orders {
   /** Replaces customerInfo as a whole. */
   async updateCustomer(id: string, customerInfo: Record<string, unknown>): Promise<OrderDoc> {
     const current = await this.get(id);
+    await this.keepRedacted(current);
     return this.write(current, { customerInfo }, event('customer_updated', this.actor, {}));
   }
 

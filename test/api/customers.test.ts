@@ -583,6 +583,24 @@ describe('POST /customers/{id}/redact', () => {
     expect((await A.api.get(`/customers/${c.id}`)).body).toEqual(redacted);
   });
 
+  test("a redacted customer's orders keep their customer fields redacted: updates of them are 409, the rest still changes", async () => {
+    const c = await createCustomer({ email: email() });
+    const order = await createOrder({ customerId: c.id });
+    const id = order.id ?? order._id;
+    expect((await A.api.post(`/customers/${c.id}/redact`)).status).toBe(200);
+    const redacted = (await A.api.get(`/orders/${id}`)).body.data;
+    ordersErr(await A.api.put(`/orders/${id}`, { customerInfo: { name: 'Ana again' } }), 409, 'customer-redacted');
+    ordersErr(await A.api.put(`/orders/${id}`, { shippingAddress: { street: 'Back 1' } }), 409, 'customer-redacted');
+    ordersErr(await A.api.put(`/orders/${id}/customer`, { name: 'Ana again' }), 409, 'customer-redacted');
+    const after = (await A.api.get(`/orders/${id}`)).body.data;
+    expect({ customerInfo: after.customerInfo, shippingAddress: after.shippingAddress }).toEqual({
+      customerInfo: redacted.customerInfo,
+      shippingAddress: redacted.shippingAddress,
+    });
+    // what is not the customer's still changes
+    expect((await A.api.put(`/orders/${id}`, { notes: 'ring twice' })).status).toBe(200);
+  });
+
   test('a redacted customer without orders can be deleted', async () => {
     const c = await createCustomer({ email: email() });
     expect((await A.api.post(`/customers/${c.id}/redact`)).status).toBe(200);
