@@ -1,6 +1,6 @@
 import { defineRoutes, type InputFailure } from '../route';
 import { tenantOf, validBody, type AppContext } from '../context';
-import { presentOrder } from '../orders/routes';
+import { presentOrder } from '../../shared/orders/present';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { errors, type FieldError } from '../../shared/errors/catalog';
 import { presentCustomer, presentExport } from '../../shared/customers/present';

@@ -3,6 +3,7 @@ import { tenantOf, type AppContext } from '../context';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../../shared/orders/lifecycle';
 import type { OrderDoc } from '../../shared/orders/collections';
+import { orderLinks as links, presentOrder } from '../../shared/orders/present';
 import { Orders } from '../../shared/orders/service';
 import { OrderMoves } from '../../shared/orders/moves';
 import type { MoveOutcome } from '../../shared/orders/stock';
@@ -151,34 +152,6 @@ const patchInvalid = {
     message,
   })),
 };
-
-function links(id: string, which: ('self' | 'prepare' | 'cancel')[]) {
-  const all = { self: `/orders/${id}`, prepare: `/orders/${id}/prepare`, cancel: `/orders/${id}/cancel` };
-  return Object.fromEntries(which.map((k) => [k, all[k]]));
-}
-
-/** An order as the orders area answers it (also used by GET /customers/{id}/orders). */
-export function presentOrder(doc: OrderDoc) {
-  const { _id, tenantId: _t, audit: _a, createdAt, updatedAt, stock, ...rest } = doc;
-  const id = _id.toHexString();
-  return {
-    _id: id,
-    ...rest,
-    // what accepting it took (the activity log has each effect); the ledger keys stay inside
-    ...(stock
-      ? {
-          stock: {
-            locationId: stock.locationId,
-            sales: stock.sales.map((s) => ({ sku: s.sku, quantity: s.quantity })),
-            consumptionId: stock.consumptionId,
-          },
-        }
-      : {}),
-    createdAt: createdAt.toISOString(),
-    updatedAt: updatedAt.toISOString(),
-    _links: links(id, ['self', 'prepare', 'cancel']),
-  };
-}
 
 function service(ctx: AppContext): Orders {
   const { principal, tenantDb } = tenantOf(ctx);

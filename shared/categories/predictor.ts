@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { retryAfterMs, signature, type ConnectorTarget } from '../channels/connector';
+import { retryAfterMs, signedHeaders, type ConnectorTarget } from '../channels/connector';
 
 /**
  * A channel's category predictor: given a title, the marketplace's ranked guesses of the category
@@ -125,9 +125,7 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
   let throttled = 0;
   for (;;) {
     await r.slot();
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const headers: Record<string, string> = { accept: 'application/json', 'x-timestamp': timestamp };
-    if (r.target.secret) headers['x-signature'] = signature(r.target.secret, timestamp, '');
+    const headers = { accept: 'application/json', ...signedHeaders(r.target.secret, '') };
     const timeout = AbortSignal.timeout(r.target.timeoutMs);
     let res: Response;
     try {

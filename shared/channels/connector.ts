@@ -35,6 +35,12 @@ export function signature(secret: string, timestamp: string, body: string): stri
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
+/** The timestamp and, with a secret, the signature every call to a channel carries (body '' for a GET). */
+export function signedHeaders(secret: string | null, body: string): Record<string, string> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return { 'x-timestamp': timestamp, ...(secret ? { 'x-signature': signature(secret, timestamp, body) } : {}) };
+}
+
 /** Retry-After as seconds or an HTTP date, in ms (1 s when absent or unreadable). */
 export function retryAfterMs(header: string | null, now = Date.now()): number {
   if (!header) return 1000;
@@ -67,13 +73,11 @@ export async function sendProduct(
   const url = `${target.endpointUrl.replace(/\/+$/, '')}/products/${encodeURIComponent(sku)}`;
   const body = JSON.stringify(payload);
   for (let throttled = 0; ; throttled++) {
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const headers: Record<string, string> = {
+    const headers = {
       'content-type': 'application/json',
       'idempotency-key': idempotencyKey,
-      'x-timestamp': timestamp,
+      ...signedHeaders(target.secret, body),
     };
-    if (target.secret) headers['x-signature'] = signature(target.secret, timestamp, body);
     const signal = cancelled
       ? AbortSignal.any([cancelled, AbortSignal.timeout(target.timeoutMs)])
       : AbortSignal.timeout(target.timeoutMs);
@@ -123,9 +127,7 @@ export async function listChannelProducts(
     limit: String(query.limit),
     ...(query.search ? { search: query.search } : {}),
   });
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = { accept: 'application/json', 'x-timestamp': timestamp };
-  if (target.secret) headers['x-signature'] = signature(target.secret, timestamp, '');
+  const headers = { accept: 'application/json', ...signedHeaders(target.secret, '') };
   let res: Response;
   try {
     res = await fetch(`${target.endpointUrl.replace(/\/+$/, '')}/products?${qs}`, {

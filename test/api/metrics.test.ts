@@ -1,11 +1,10 @@
-import { createServer } from 'node:net';
 import { allRoutes } from '../../api/routes';
 import { isFinished } from '../../shared/jobs/collection';
 import { ChannelServer } from '../helpers/channel-server';
 import { ApiClient } from '../helpers/client';
 import { http, TestDeps } from '../helpers/stack';
 import { startWorker } from '../helpers/worker';
-import { waitFor, type Proc } from '../../scripts/stack/process';
+import { freePort, waitFor, type Proc } from '../../scripts/stack/process';
 
 /**
  * Metrics move when requests and jobs happen: the API's `GET /metrics` (request durations by
@@ -20,14 +19,6 @@ let worker: Proc;
 let workerPort: number;
 let channel: ChannelServer;
 let api: ApiClient;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 beforeAll(async () => {
   deps = await TestDeps.open();
