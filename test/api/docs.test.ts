@@ -57,8 +57,11 @@ async function recordingProxy(): Promise<RecordingProxy> {
   });
   server.on('connect', (req, socket) => {
     asked.push(`CONNECT ${req.url}`);
+    // chromium may reset a tunnel it gave up on: that is its business, not a failure of the suite
+    socket.on('error', () => undefined);
     socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
   });
+  server.on('clientError', (_err, socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
