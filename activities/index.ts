@@ -13,6 +13,7 @@ import { transferActivities } from './inventory/transfer-activities';
 import { publicationActivities } from './publication/publish-activities';
 import { orderStockActivities } from './orders/order-stock-activities';
 import { editActivities } from './edits/edit-activities';
+import { webhookActivities } from './webhooks/deliver-activities';
 
 export interface ActivityDeps {
   config: Config;
@@ -53,6 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     ...publicationActivities(deps),
     ...orderStockActivities(deps),
     ...editActivities(deps),
+    ...webhookActivities(deps),
   });
 }
 

@@ -6,6 +6,7 @@ import { requestLog } from './middleware/request-log';
 import { mount, type RouteSpec } from './route';
 import { allRoutes } from './routes';
 import { buildOpenApi } from './openapi';
+import { installWebhookRuntime } from '../shared/webhooks/runtime';
 
 /** The Koa app over its dependencies; no listen here (server.ts and the tests do that). */
 export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes): Koa {
@@ -13,6 +14,13 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes): Koa {
   app.proxy = false;
   app.silent = true; // errors are logged by the error middleware, once
   app.context.deps = deps;
+  // the API fans out the events its requests record (shared/webhooks/runtime.ts)
+  installWebhookRuntime({
+    temporal: deps.temporal,
+    taskQueue: deps.config.taskQueue,
+    retryScale: deps.config.webhooks.retryScale,
+    log: deps.log,
+  });
   app.context.openapi = buildOpenApi(routes);
 
   const router = new Router();

@@ -10,6 +10,7 @@ import { retailGroupRoutes } from './publication/retail-group';
 import { channelRoutes } from './channels/routes';
 import { orderRoutes } from './orders/routes';
 import { customerRoutes } from './customers/routes';
+import { webhookRoutes } from './webhooks/routes';
 import { locationRoutes } from './locations/routes';
 import { csvRoutes } from './csv/routes';
 import { csvAsyncRoutes } from './csv/async';
@@ -58,4 +59,5 @@ export const allRoutes: RouteSpec[] = [
   ...channelRoutes,
   ...orderRoutes,
   ...customerRoutes,
+  ...webhookRoutes,
 ];

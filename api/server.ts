@@ -10,6 +10,7 @@ import { Tenancy } from '../shared/auth/tenancy';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
 import { Jobs } from '../shared/jobs/jobs';
+import { relayOutbox } from '../shared/webhooks/relay';
 
 /** The API process: one MongoDB pool and one Temporal client, shut down cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -40,11 +41,18 @@ async function main(): Promise<void> {
     30_000,
   );
   recover.unref();
+  // events a killed process left in the outbox are fanned out by the next relay (shared/webhooks/relay.ts)
+  const relay = setInterval(
+    () => void relayOutbox(mongo.db).catch((err) => log.warn({ err }, 'webhook relay failed')),
+    config.webhooks.relayIntervalMs,
+  );
+  relay.unref();
 
   const shutdown = (signal: string) => {
     log.info({ signal }, 'api stopping');
     clearInterval(sweep);
     clearInterval(recover);
+    clearInterval(relay);
     tenancy.close();
     server.close(() => {
       void Promise.allSettled([temporal.connection.close(), mongo.client.close()]).then(() => {

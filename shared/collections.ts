@@ -22,6 +22,7 @@ import { materialConsumptions } from './consumption/collections';
 import { editPages, editPatches } from './edits/collections';
 import { aiTokenDays } from './ai/budget';
 import { customerEmails, customers } from './customers/collections';
+import { webhookDeliveries, webhookEndpoints, webhookEvents, webhookOutbox } from './webhooks/collections';
 
 /**
  * Every collection the service uses. The processes (API, worker, admin CLI, tests) hand this list
@@ -64,4 +65,8 @@ export const allCollections: CollectionDef<any>[] = [
   customers,
   customerEmails,
   idempotencyKeys,
+  webhookEndpoints,
+  webhookEvents,
+  webhookOutbox,
+  webhookDeliveries,
 ];

@@ -3,6 +3,7 @@
  * The README's configuration table lists the same names; keep the two in step.
  */
 import type { AiSettings } from './ai/provider';
+import type { TargetPolicy } from './webhooks/targets';
 
 export interface S3Config {
   endpoint: string;
@@ -47,6 +48,25 @@ export interface Config {
   aiConcurrency: number;
   /** A tenant's daily token budget when its settings name none. */
   aiDailyTokenBudget: number;
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** Which addresses endpoints may resolve to (shared/webhooks/targets.ts); `npm start` and the tests use `loopback`. */
+  targets: TargetPolicy;
+  /** Whether endpoints may use http: URLs; https only otherwise. */
+  allowHttp: boolean;
+  /** How long a delivery waits for an answer. */
+  timeoutMs: number;
+  /** How long a rotated-out secret keeps signing, unless the rotation names another overlap. */
+  secretOverlapSeconds: number;
+  /**
+   * Multiplies every retry delay and the five days after which a failing endpoint is disabled:
+   * 1 in production; the tests shrink three days of retries to seconds.
+   */
+  retryScale: number;
+  /** How often the relay looks for events a killed process left in the outbox. */
+  relayIntervalMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -55,6 +75,21 @@ function required(env: Env, name: string): string {
   const value = env[name];
   if (!value) throw new Error(`Missing required environment variable ${name}`);
   return value;
+}
+
+function positive(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function integer(env: Env, name: string, fallback: number): number {
@@ -105,5 +140,13 @@ export function loadConfig(env: Env = process.env): Config {
       : null,
     aiConcurrency: integer(env, 'AI_CONCURRENCY', 4),
     aiDailyTokenBudget: integer(env, 'AI_DAILY_TOKEN_BUDGET', 200_000),
+    webhooks: {
+      targets: oneOf(env, 'WEBHOOK_TARGETS', ['public', 'loopback', 'private'] as const, 'public'),
+      allowHttp: env.WEBHOOK_ALLOW_HTTP === 'true',
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000),
+      secretOverlapSeconds: integer(env, 'WEBHOOK_SECRET_OVERLAP_SECONDS', 24 * 3600),
+      retryScale: positive(env, 'WEBHOOK_RETRY_SCALE', 1),
+      relayIntervalMs: integer(env, 'WEBHOOK_RELAY_INTERVAL_MS', 5_000),
+    },
   };
 }

@@ -5,6 +5,9 @@ import { loadConfig } from '../shared/config';
 import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 import { createS3Client } from '../shared/s3/client';
+import { connectTemporal } from '../shared/temporal/connect';
+import { relayOutbox } from '../shared/webhooks/relay';
+import { installWebhookRuntime } from '../shared/webhooks/runtime';
 import { workflowBundle } from './bundle';
 import { freeLoopbackAddress, serveWorkerMetrics } from './metrics';
 
@@ -29,6 +32,14 @@ async function main(): Promise<void> {
   await ensureIndexes(mongo.db, allCollections);
   const s3 = createS3Client(config.s3);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // activities record events (jobs settling, stock moving) and fan them out to endpoint workflows
+  const temporal = await connectTemporal(config.temporalAddress, config.temporalNamespace);
+  installWebhookRuntime({ temporal, taskQueue: config.taskQueue, retryScale: config.webhooks.retryScale, log });
+  const relay = setInterval(
+    () => void relayOutbox(mongo.db).catch((err) => log.warn({ err }, 'webhook relay failed')),
+    config.webhooks.relayIntervalMs,
+  );
+  relay.unref();
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -49,6 +60,8 @@ async function main(): Promise<void> {
     await worker.run(); // resolves after a shutdown signal, once in-flight work is done
   } finally {
     metrics?.close();
+    clearInterval(relay);
+    await temporal.connection.close();
     await connection.close();
     await mongo.client.close();
     s3.destroy();

@@ -8,3 +8,4 @@ export { transferWorkflow } from './inventory/transfer.workflow';
 export { publicationWorkflow } from './publication/publish.workflow';
 export { orderStockWorkflow } from './orders/order-stock.workflow';
 export { bulkEditWorkflow } from './edits/bulk-edit.workflow';
+export { endpointDeliveriesWorkflow } from './webhooks/endpoint-deliveries.workflow';

@@ -110,6 +110,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       S3_REGION: given.S3_REGION ?? 'us-east-1',
       LOG_LEVEL: given.LOG_LEVEL ?? 'info',
       SECRETS_KEY: given.SECRETS_KEY ?? secretsFor(dataDir).secretsKey,
+      // a local stack delivers webhooks to receivers on this machine (http, loopback): see docs/webhooks.md
+      WEBHOOK_TARGETS: given.WEBHOOK_TARGETS ?? 'loopback',
+      WEBHOOK_ALLOW_HTTP: given.WEBHOOK_ALLOW_HTTP ?? 'true',
       HOST: '127.0.0.1',
       PORT: String(ports.api),
     };

@@ -31,6 +31,13 @@ export const jobsFinished = new Counter({
   registers: [registry],
 });
 
+export const webhookDeliveries = new Counter({
+  name: 'webhook_deliveries_total',
+  help: 'Webhook delivery attempts by outcome: delivered (2xx), failed (any other answer or none), gone (410)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const METRICS_CONTENT_TYPE = registry.contentType;
 
 export function metricsText(): Promise<string> {

@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import type { RollbackWorkflowInput } from '../../../shared/bulk/messages';
+import type { AttemptOutcome } from '../../../shared/webhooks/messages';
 
 /**
  * Small stand-ins for the activities, for tests of the workflows' own logic and for recording
@@ -53,6 +54,8 @@ export interface JobScript {
   insufficientStockOnAttempt?: number[];
   /** A bulk edit: how many pages of how many products; one product per page is invalid; the budget runs out on page `budgetOutAt` (1-based). */
   edit?: { pages: number; perPage: number; budgetOutAt?: number };
+  /** A webhook delivery (scripted by its delivery id): what its attempts come to, in order; `done` after the list. */
+  attempts?: AttemptOutcome[];
 }
 
 export interface Call {
@@ -316,6 +319,16 @@ export class FakeWorld {
       finishEdit: async (ref) => {
         await this.enter(ref.jobId, 'finishEdit', ref);
         return { operationId: ref.counts.changed ? `bop_${ref.jobId}` : null };
+      },
+
+      attemptWebhookDelivery: async (input) => {
+        const script = await this.enter(input.deliveryId, 'attemptWebhookDelivery', input);
+        const n = this.counters.get(`${input.deliveryId}|attemptWebhookDelivery`) ?? 1;
+        return script.attempts?.[n - 1] ?? { kind: 'done' };
+      },
+
+      failWebhookDeliveries: async (input) => {
+        for (const id of input.deliveryIds) await this.enter(id, 'failWebhookDeliveries', input);
       },
     };
   }

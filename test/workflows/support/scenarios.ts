@@ -16,6 +16,7 @@ import {
 } from '../../../shared/inventory/messages';
 import { orderStock, type OrderStockInput } from '../../../shared/orders/messages';
 import { bulkEdit, cancelEdit, type EditWorkflowInput } from '../../../shared/edits/messages';
+import { deliverSignal, endpointDeliveries, type EndpointDeliveryInput } from '../../../shared/webhooks/messages';
 import type { FakeWorld, ImportFile } from './fake-activities';
 
 /**
@@ -396,7 +397,47 @@ export const scenarios: Scenario[] = [
       return settle(await start(ctx, bulkEdit, id, editInput(id)));
     },
   },
+  {
+    workflow: endpointDeliveries,
+    name: 'retried-then-delivered',
+    run: async (ctx) => {
+      const id = ctx.id('webhooks_we-retried');
+      // the first delivery fails twice (once with a Retry-After), the second is delivered at once
+      ctx.world.script(`${id}:msg_1`, { attempts: [{ kind: 'retry' }, { kind: 'retry', retryAfterMs: 20 }] });
+      return settle(await startDeliveries(ctx, id, [`${id}:msg_1`, `${id}:msg_2`]));
+    },
+  },
+  {
+    workflow: endpointDeliveries,
+    name: 'out-of-attempts',
+    run: async (ctx) => {
+      const id = ctx.id('webhooks_we-exhausted');
+      ctx.world.script(`${id}:msg_1`, { attempts: Array.from({ length: 10 }, () => ({ kind: 'retry' as const })) });
+      return settle(await startDeliveries(ctx, id, [`${id}:msg_1`]));
+    },
+  },
+  {
+    workflow: endpointDeliveries,
+    name: 'endpoint-stopped',
+    run: async (ctx) => {
+      const id = ctx.id('webhooks_we-gone');
+      ctx.world.script(`${id}:msg_1`, { attempts: [{ kind: 'stopped' }] });
+      return settle(await startDeliveries(ctx, id, [`${id}:msg_1`, `${id}:msg_2`]));
+    },
+  },
 ];
+
+/** An endpoint's delivery workflow as fan-out starts it: signal-with-start, delays shrunk to milliseconds. */
+function startDeliveries(ctx: ScenarioContext, id: string, deliveryIds: string[]) {
+  const input: EndpointDeliveryInput = { tenantId: TENANT, endpointId: id, retryScale: 0.00001, idleMs: 200 };
+  return ctx.client.workflow.signalWithStart(endpointDeliveries.name, {
+    taskQueue: ctx.taskQueue,
+    workflowId: `${TENANT}/${id}`,
+    args: [input],
+    signal: deliverSignal,
+    signalArgs: [deliveryIds.map((deliveryId) => ({ deliveryId, round: 0 }))],
+  });
+}
 
 function editInput(jobId: string, type: EditWorkflowInput['type'] = 'flow'): EditWorkflowInput {
   return { tenantId: TENANT, jobId, type, mode: 'apply', operationId: `bop_${jobId}`, previewId: null };

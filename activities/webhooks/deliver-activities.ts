@@ -1,0 +1,11 @@
+import type { ActivityDeps } from '..';
+import { attemptDelivery, failDeliveries } from '../../shared/webhooks/attempt';
+
+/** The endpoint delivery workflow's steps (workflows/webhooks/endpoint-deliveries.workflow.ts). */
+export function webhookActivities(deps: ActivityDeps) {
+  return {
+    attemptWebhookDelivery: (input: { tenantId: string; endpointId: string; deliveryId: string }) =>
+      attemptDelivery(deps.db, deps.config, input),
+    failWebhookDeliveries: (input: { tenantId: string; deliveryIds: string[] }) => failDeliveries(deps.db, input),
+  };
+}

@@ -1,0 +1,122 @@
+import type { Db } from 'mongodb';
+import type { Config } from '../config';
+import { TenantDb } from '../db/tenant-db';
+import { webhookDeliveries as deliveryMetric } from '../metrics/metrics';
+import {
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookEvents,
+  type DeliveryAttempt,
+  type WebhookEndpointDoc,
+} from './collections';
+import { DISABLE_AFTER_MS, parseRetryAfter } from './delivery-rules';
+import { activeSecrets } from './endpoints';
+import { recordEvent } from './events';
+import type { AttemptOutcome } from './messages';
+import { presentEndpoint } from './present';
+import { send } from './send';
+import { signedHeaders } from './signing';
+import { targetRefusal } from './targets';
+
+/**
+ * One attempt to deliver one event to one endpoint, recorded on the delivery whatever it comes to.
+ * 2xx delivers; 410 disables the endpoint; any other answer (or none) is a failure, and an
+ * endpoint whose attempts have all failed for five days (times the retry scale) is disabled with
+ * a `webhook.endpoint_disabled` event. Safe to run again: a delivered delivery is not sent twice
+ * by a later attempt, and a repeat after a crash in mid-send is deduplicated by the receiver
+ * through the unchanged `webhook-id`.
+ */
+export async function attemptDelivery(
+  db: Db,
+  config: Config,
+  input: { tenantId: string; endpointId: string; deliveryId: string },
+): Promise<AttemptOutcome> {
+  const tenantDb = new TenantDb(db, input.tenantId);
+  const deliveries = tenantDb.collection(webhookDeliveries);
+  const delivery = await deliveries.findOne({ _id: input.deliveryId });
+  if (!delivery || delivery.status !== 'pending') return { kind: 'done' };
+  const endpoint = await tenantDb.collection(webhookEndpoints).findOne({ _id: input.endpointId });
+  if (!endpoint || endpoint.status !== 'enabled') return { kind: 'stopped' };
+  const event = await tenantDb.collection(webhookEvents).findOne({ _id: delivery.eventId });
+  if (!event) {
+    await deliveries.updateById(delivery._id, { $set: { status: 'failed', updatedAt: new Date() } });
+    return { kind: 'done' };
+  }
+
+  const body = JSON.stringify(event.payload);
+  const at = new Date();
+  const refusal = await targetRefusal(endpoint.url, config.webhooks);
+  const result = refusal
+    ? { status: null, error: `target refused: ${refusal}`, durationMs: 0 }
+    : await send(
+        endpoint.url,
+        body,
+        signedHeaders(activeSecrets(endpoint, config.secretsKey, at), event._id, Math.floor(at.getTime() / 1000), body),
+        config.webhooks.timeoutMs,
+        config.webhooks.targets,
+      );
+  const attempt: DeliveryAttempt = {
+    at,
+    statusCode: result.status,
+    durationMs: result.durationMs,
+    ...(result.error ? { error: result.error } : {}),
+  };
+  const ok = result.status !== null && result.status >= 200 && result.status < 300;
+  await deliveries.updateById(delivery._id, {
+    $set: { ...(ok ? { status: 'delivered' } : {}), updatedAt: new Date() },
+    $push: { attempts: attempt },
+  } as never);
+
+  const endpoints = tenantDb.collection(webhookEndpoints);
+  if (ok) {
+    deliveryMetric.inc({ outcome: 'delivered' });
+    if (endpoint.failingSince) await endpoints.updateById(endpoint._id, { $unset: { failingSince: '' } });
+    return { kind: 'done' };
+  }
+  if (result.status === 410) {
+    deliveryMetric.inc({ outcome: 'gone' });
+    await disable(tenantDb, endpoint, 'gone');
+    return { kind: 'stopped' };
+  }
+  deliveryMetric.inc({ outcome: 'failed' });
+  const failingSince = endpoint.failingSince ?? at;
+  if (!endpoint.failingSince)
+    await endpoints.updateOne({ _id: endpoint._id, failingSince: { $exists: false } }, { $set: { failingSince: at } });
+  if (at.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS * config.webhooks.retryScale) {
+    await disable(tenantDb, endpoint, 'failing');
+    return { kind: 'stopped' };
+  }
+  const retryAfterMs =
+    result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter, Date.now()) : undefined;
+  return retryAfterMs === undefined ? { kind: 'retry' } : { kind: 'retry', retryAfterMs };
+}
+
+/**
+ * Disables an endpoint that delivery gave up on and announces it to the tenant's other endpoints.
+ * The event is keyed by the version the endpoint was disabled at, so a retried attempt announces
+ * it once.
+ */
+async function disable(tenantDb: TenantDb, endpoint: WebhookEndpointDoc, reason: 'gone' | 'failing'): Promise<void> {
+  const endpoints = tenantDb.collection(webhookEndpoints);
+  await endpoints.findOneAndUpdate(
+    { _id: endpoint._id, status: 'enabled' },
+    { $set: { status: 'disabled', disabledReason: reason, disabledAt: new Date() }, $inc: { version: 1 } },
+  );
+  const now = await endpoints.findOne({ _id: endpoint._id });
+  if (!now || now.status !== 'disabled' || now.disabledReason !== reason) return;
+  await recordEvent(tenantDb, {
+    type: 'webhook.endpoint_disabled',
+    key: `webhook-endpoint:${now._id}:disabled:v${now.version}`,
+    id: now._id,
+    sequence: now.version,
+    resource: presentEndpoint(now),
+    at: now.disabledAt,
+  });
+}
+
+/** A round ran out of attempts, or the endpoint stopped: POST /webhooks/{id}/recover can try them again. */
+export async function failDeliveries(db: Db, input: { tenantId: string; deliveryIds: string[] }): Promise<void> {
+  const deliveries = new TenantDb(db, input.tenantId).collection(webhookDeliveries);
+  for (const id of input.deliveryIds)
+    await deliveries.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'failed', updatedAt: new Date() } });
+}

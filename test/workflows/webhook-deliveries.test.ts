@@ -1,0 +1,44 @@
+import { endpointDeliveries } from '../../shared/webhooks/messages';
+import { openWorkflowEnv, testContext, type WorkflowEnv } from './support/env';
+import { scenario, TENANT } from './support/scenarios';
+
+/**
+ * An endpoint's delivery workflow over fake attempts: failures are retried on the (scaled)
+ * schedule, a round's last failure marks the delivery failed, a stopped endpoint fails everything
+ * held, and the workflow ends when idle.
+ */
+let wf: WorkflowEnv;
+beforeAll(async () => {
+  wf = await openWorkflowEnv({ name: 'webhook-deliveries' });
+});
+afterAll(() => wf?.close());
+
+const endpointOf = (workflowId: string) => workflowId.slice(`${TENANT}/`.length);
+const attempts = (deliveryId: string) =>
+  wf.world.stepsOf(deliveryId).filter((a) => a === 'attemptWebhookDelivery');
+
+test('a failing delivery is retried until it succeeds; another is not held up; the workflow ends idle', async () => {
+  const run = await scenario(endpointDeliveries, 'retried-then-delivered').run(testContext(wf));
+  expect(run.error).toBeUndefined();
+  const id = endpointOf(run.workflowId);
+  expect(attempts(`${id}:msg_1`)).toHaveLength(3);
+  expect(attempts(`${id}:msg_2`)).toHaveLength(1);
+  expect(wf.world.stepsOf(`${id}:msg_1`)).not.toContain('failWebhookDeliveries');
+});
+
+test('ten failed attempts end the round: the delivery is marked failed', async () => {
+  const run = await scenario(endpointDeliveries, 'out-of-attempts').run(testContext(wf));
+  const id = endpointOf(run.workflowId);
+  expect(attempts(`${id}:msg_1`)).toHaveLength(10);
+  expect(wf.world.stepsOf(`${id}:msg_1`).at(-1)).toBe('failWebhookDeliveries');
+});
+
+test('a stopped endpoint fails everything it holds and the workflow ends', async () => {
+  const run = await scenario(endpointDeliveries, 'endpoint-stopped').run(testContext(wf));
+  const id = endpointOf(run.workflowId);
+  expect(run.error).toBeUndefined();
+  expect(attempts(`${id}:msg_1`)).toHaveLength(1);
+  // msg_2 was never attempted, and is failed with msg_1 (recover sends them again)
+  expect(attempts(`${id}:msg_2`)).toHaveLength(0);
+  expect(wf.world.stepsOf(`${id}:msg_2`)).toEqual(['failWebhookDeliveries']);
+});

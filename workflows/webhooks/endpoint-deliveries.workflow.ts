@@ -1,0 +1,87 @@
+import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { retryDelay } from '../../shared/webhooks/delivery-rules';
+import {
+  deliverSignal,
+  queueQuery,
+  type EndpointDeliveryInput,
+  type QueuedDelivery,
+} from '../../shared/webhooks/messages';
+
+// an attempt waits at most the delivery time-out (15 s) plus its bookkeeping; a killed worker's
+// attempt is taken up again after a minute, and the receiver deduplicates by webhook-id
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/** With nothing to deliver for this long the workflow ends; the next event starts it again. */
+const IDLE_MS = 10 * 60_000;
+/** Attempts per run before continue-as-new keeps the history short. */
+const ATTEMPTS_PER_RUN = 500;
+
+/**
+ * Delivers one endpoint's events, one attempt at a time, earliest due first. A failed attempt is
+ * tried again on the schedule of delivery-rules.ts (or when a 429/503's Retry-After says); a
+ * round's last failure marks the delivery failed (POST /webhooks/{id}/recover tries it again);
+ * a stopped endpoint (410, five days failing, disabled, deleted) marks everything it holds failed
+ * and ends the workflow.
+ */
+export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): Promise<void> {
+  const { tenantId, endpointId, retryScale } = input;
+  const queue = new Map<string, QueuedDelivery>((input.queue ?? []).map((q) => [q.deliveryId, q]));
+  let arrived = 0;
+  setHandler(deliverSignal, (items) => {
+    for (const item of items) {
+      const held = queue.get(item.deliveryId);
+      // a resend of a delivery still held starts a new round for it; a repeated signal changes nothing
+      if (held && held.round >= item.round) continue;
+      queue.set(item.deliveryId, {
+        deliveryId: item.deliveryId,
+        round: item.round,
+        attempt: 0,
+        dueAt: Date.now(),
+        ready: true,
+      });
+      arrived++;
+    }
+  });
+  setHandler(queueQuery, () => [...queue.values()]);
+
+  let attempts = 0;
+  for (;;) {
+    if (queue.size === 0) {
+      await condition(() => queue.size > 0, input.idleMs ?? IDLE_MS);
+      if (queue.size === 0) return;
+    }
+    // what is attempted is decided by events alone (a delivery arrived, its timer fired), never by
+    // comparing clocks, so a replay takes the same path whatever the recorded timestamps
+    const next = [...queue.values()].find((q) => q.ready);
+    if (!next) {
+      const soonest = [...queue.values()].reduce((a, b) => (b.dueAt < a.dueAt ? b : a));
+      const seen = arrived;
+      // sleep until it is due, or until a new delivery arrives (ready at once)
+      if (!(await condition(() => arrived !== seen, Math.max(1, soonest.dueAt - Date.now()))))
+        queue.set(soonest.deliveryId, { ...soonest, ready: true });
+      continue;
+    }
+    const outcome = await acts.attemptWebhookDelivery({ tenantId, endpointId, deliveryId: next.deliveryId });
+    attempts++;
+    if (outcome.kind === 'stopped') {
+      await acts.failWebhookDeliveries({ tenantId, deliveryIds: [...queue.keys()] });
+      return;
+    }
+    if (outcome.kind === 'done') queue.delete(next.deliveryId);
+    else {
+      const failed = next.attempt + 1;
+      const delay = retryDelay(failed, retryScale, Math.random, outcome.retryAfterMs);
+      if (delay === null) {
+        await acts.failWebhookDeliveries({ tenantId, deliveryIds: [next.deliveryId] });
+        queue.delete(next.deliveryId);
+      } else queue.set(next.deliveryId, { ...next, attempt: failed, dueAt: Date.now() + delay, ready: false });
+    }
+    if (attempts >= ATTEMPTS_PER_RUN || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof endpointDeliveriesWorkflow>({ ...input, queue: [...queue.values()] });
+    }
+  }
+}
