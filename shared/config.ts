@@ -1,6 +1,6 @@
 /**
  * Every setting the service reads, in one place, from environment variables.
- * The README's configuration table lists the same names; keep the two in step.
+ * docs/configuration.md lists the same names; keep the two in step.
  */
 import type { AiSettings } from './ai/provider';
 import type { TargetPolicy } from './webhooks/targets';

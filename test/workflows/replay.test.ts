@@ -11,7 +11,7 @@ import { historyFromJson } from './support/history-json';
  * makes the replay of the histories that went through it fail with a DeterminismViolationError:
  * the change would break the executions running when it is deployed. Guard it with `patched()`,
  * or, when no such execution can be running, re-record the histories on purpose
- * (`npm run histories:record`, see README.md) and say so in the commit.
+ * (`npm run histories:record`, see docs/testing.md) and say so in the commit.
  */
 const DIR = join(__dirname, 'histories');
 const files = readdirSync(DIR)
