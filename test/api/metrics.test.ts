@@ -4,6 +4,7 @@ import { ChannelServer } from '../helpers/channel-server';
 import { ApiClient } from '../helpers/client';
 import { http, TestDeps } from '../helpers/stack';
 import { startWorker } from '../helpers/worker';
+import { WebhookReceiver } from '../helpers/webhook-receiver';
 import { freePort, waitFor, type Proc } from '../../scripts/stack/process';
 
 /**
@@ -116,4 +117,32 @@ test('a job counts once when started (not again for a retried start) and once wh
   // the Temporal SDK's own metrics, relayed on the same page
   expect(workerAfter).toMatch(/^temporal_\w+/m);
   expect(workerAfter).toContain('process_resident_memory_bytes');
+});
+
+test('webhook delivery attempts are counted by outcome, on the worker', async () => {
+  const page = async () => (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();
+  await waitFor(
+    'the worker metrics endpoint',
+    async () => (await fetch(`http://127.0.0.1:${workerPort}/metrics`).catch(() => null))?.ok === true,
+    { timeoutMs: 60_000, proc: worker },
+  );
+  const receiver = await new WebhookReceiver().start();
+  try {
+    let calls = 0;
+    receiver.respond = () => ({ status: ++calls === 1 ? 500 : 200 });
+    const created = await api.post('/webhooks', { url: receiver.url, eventTypes: ['*'] });
+    expect(created.status).toBe(201);
+    receiver.secrets = [created.body.secret];
+    const before = await page();
+    await api.post(`/webhooks/${created.body.id}/test`);
+    await waitFor('delivered after one failure', async () => receiver.events().length === 1, { timeoutMs: 60_000 });
+    const delivered = 'webhook_deliveries_total{outcome="delivered"}';
+    const failed = 'webhook_deliveries_total{outcome="failed"}';
+    await waitFor('counted', async () => valueOf(await page(), delivered) - valueOf(before, delivered) === 1, {
+      timeoutMs: 10_000,
+    });
+    expect(valueOf(await page(), failed) - valueOf(before, failed)).toBe(1);
+  } finally {
+    await receiver.close();
+  }
 });

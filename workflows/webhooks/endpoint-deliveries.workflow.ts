@@ -9,9 +9,9 @@ import {
 } from '../../shared/webhooks/messages';
 
 // an attempt waits at most the delivery time-out (15 s) plus its bookkeeping; a killed worker's
-// attempt is taken up again after a minute, and the receiver deduplicates by webhook-id
+// attempt is taken up again after 30 s, and the receiver deduplicates by webhook-id
 const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
