@@ -17,7 +17,7 @@ import { http, TestDeps } from '../helpers/stack';
  * render without it.
  */
 
-const INSTALL_HINT = 'chromium is not on PATH: run scripts/install-chromium.sh (CI runs it before npm test)';
+const INSTALL_HINT = 'chromium is not on PATH: run scripts/install-test-tools.sh (CI runs it before npm test)';
 /** The operation whose parameters must be on screen, and the query parameters it declares. */
 const SUGGEST_PATH = '/products/categories/suggest';
 const SUGGEST_PARAMS = ['channelId', 'title', 'sku', 'limit'];
