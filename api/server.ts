@@ -11,6 +11,7 @@ import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
 import { Jobs } from '../shared/jobs/jobs';
 import { relayOutbox } from '../shared/webhooks/relay';
+import { dropOldWebhookRecords } from '../shared/webhooks/retention';
 
 /** The API process: one MongoDB pool and one Temporal client, shut down cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
     void dropExpiredPreviews(mongo.db).catch((err) => log.warn({ err }, 'preview sweep failed'));
     // Idempotency-Keys past their 24 hours (shared/idempotency/keys.ts)
     void dropExpiredKeys(mongo.db).catch((err) => log.warn({ err }, 'idempotency-key sweep failed'));
+    // webhook events and deliveries past their 30 days (shared/webhooks/retention.ts)
+    void dropOldWebhookRecords(mongo.db).catch((err) => log.warn({ err }, 'webhook retention sweep failed'));
   }, 10 * 60_000);
   sweep.unref();
   // consumptions a killed API process left half-way are finished by the next sweep (shared/consumption/recovery.ts)

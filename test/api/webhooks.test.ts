@@ -4,6 +4,9 @@ import { TestDeps } from '../helpers/stack';
 import { startWorker } from '../helpers/worker';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
 import { waitFor, type Proc } from '../../scripts/stack/process';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { webhookDeliveries, webhookEvents } from '../../shared/webhooks/collections';
+import { dropOldWebhookRecords } from '../../shared/webhooks/retention';
 
 /**
  * Webhook endpoints and delivery, end to end: the API, a worker running the endpoint workflows,
@@ -357,4 +360,39 @@ describe('delivery', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     await until('the slow ones', () => slow.r.events().length === 3, 30_000);
   });
+});
+
+test('events and deliveries older than 30 days are dropped by the sweep; newer ones stay', async () => {
+  const client = await freshTenant();
+  const { r, id } = await endpoint(client);
+  await client.post(`/webhooks/${id}/test`);
+  await until('delivered', () => r.events().length === 1);
+  const [delivery] = await deliveriesOf(client, id);
+  const stored = await deps.db.collection('webhook_deliveries').findOne({ _id: delivery.id as never });
+  const tenantDb = new TenantDb(deps.db, stored!.tenantId);
+  const old = new Date(Date.now() - 31 * 24 * 3600e3);
+  await tenantDb
+    .collection(webhookEvents)
+    .insertOne({
+      _id: 'msg_old',
+      type: 'webhook.test',
+      payload: { type: 'webhook.test', timestamp: old.toISOString(), data: { id, sequence: 1, resource: {} } },
+      createdAt: old,
+    });
+  await tenantDb
+    .collection(webhookDeliveries)
+    .insertOne({
+      _id: `${id}:msg_old`,
+      endpointId: id,
+      eventId: 'msg_old',
+      eventType: 'webhook.test',
+      status: 'failed',
+      attempts: [],
+      round: 0,
+      createdAt: old,
+      updatedAt: old,
+    });
+  expect(await dropOldWebhookRecords(deps.db)).toBeGreaterThanOrEqual(2);
+  expect((await deliveriesOf(client, id)).map((d) => d.id)).toEqual([delivery.id]);
+  expect(await tenantDb.collection(webhookEvents).findOne({ _id: 'msg_old' })).toBeNull();
 });
