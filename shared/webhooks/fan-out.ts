@@ -63,14 +63,17 @@ export async function fanOut(tenantDb: TenantDb, eventId: string, runtime = webh
   const deliveries = tenantDb.collection(webhookDeliveries);
   const now = new Date();
   for (const endpoint of endpoints) {
-    if (endpoint.status !== 'enabled') continue;
+    // an endpoint is not told that it was disabled: the others are
+    if (entry.type === 'webhook.endpoint_disabled' && entry.payload.data.id === endpoint._id) continue;
+    // a disabled endpoint gets its deliveries as failed, unattempted: recover sends them once it is enabled
+    const enabled = endpoint.status === 'enabled';
     const _id = deliveryIdOf(endpoint._id, eventId);
     const delivery: Omit<WebhookDeliveryDoc, 'tenantId'> = {
       _id,
       endpointId: endpoint._id,
       eventId,
       eventType: entry.type,
-      status: 'pending',
+      status: enabled ? 'pending' : 'failed',
       attempts: [],
       round: 0,
       createdAt: now,
@@ -83,6 +86,7 @@ export async function fanOut(tenantDb: TenantDb, eventId: string, runtime = webh
       const existing = await deliveries.findOne({ _id });
       if (existing?.status !== 'pending') continue; // made and settled before a crash
     }
+    if (!enabled) continue;
     await signalDeliveries(runtime, tenantDb.tenantId, endpoint._id, [{ deliveryId: _id, round: 0 }]);
   }
   await outbox.deleteById(eventId);

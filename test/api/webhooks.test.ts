@@ -242,6 +242,7 @@ describe('delivery', () => {
     const client = await freshTenant();
     const watcher = await endpoint(client, ['webhook.endpoint_disabled']);
     const { r, id } = await endpoint(client);
+    const before = new Date(Date.now() - 1000).toISOString();
     r.respond = () => ({ status: 410 });
     await client.post(`/webhooks/${id}/test`);
     await until('disabled', async () => (await client.get(`/webhooks/${id}`)).body.status === 'disabled');
@@ -250,8 +251,21 @@ describe('delivery', () => {
     const [event] = watcher.r.events('webhook.endpoint_disabled');
     expect(event.data).toMatchObject({ id, resource: { id, status: 'disabled', disabledReason: 'gone' } });
     expect(r.received).toHaveLength(1);
-    // a disabled endpoint takes no test, and a new event is not delivered to it
+    // a disabled endpoint takes no test; events for it wait as failed deliveries for a recover
     expect((await client.post(`/webhooks/${id}/test`)).status).toBe(409);
+    await client.post('/customers', { name: 'While disabled' });
+    await until('kept as failed', async () =>
+      (await deliveriesOf(client, id)).some((d) => d.eventType === 'customer.created'),
+    );
+    const kept = (await deliveriesOf(client, id)).find((d) => d.eventType === 'customer.created');
+    expect(kept).toMatchObject({ status: 'failed', attempts: [] });
+    await new Promise((res) => setTimeout(res, 500));
+    expect(r.received).toHaveLength(1);
+    r.respond = () => ({ status: 200 });
+    await client.patch(`/webhooks/${id}`, { status: 'enabled' });
+    // the refused test event and the customer created while it was disabled
+    expect((await client.post(`/webhooks/${id}/recover`, { since: before })).body.recovered).toBe(2);
+    await until('recovered', () => r.events('customer.created').length === 1 && r.events('webhook.test').length === 1);
   });
 
   test('an endpoint failing for five (scaled) days is disabled; its failed deliveries are recovered once it works', async () => {
@@ -371,27 +385,23 @@ test('events and deliveries older than 30 days are dropped by the sweep; newer o
   const stored = await deps.db.collection('webhook_deliveries').findOne({ _id: delivery.id as never });
   const tenantDb = new TenantDb(deps.db, stored!.tenantId);
   const old = new Date(Date.now() - 31 * 24 * 3600e3);
-  await tenantDb
-    .collection(webhookEvents)
-    .insertOne({
-      _id: 'msg_old',
-      type: 'webhook.test',
-      payload: { type: 'webhook.test', timestamp: old.toISOString(), data: { id, sequence: 1, resource: {} } },
-      createdAt: old,
-    });
-  await tenantDb
-    .collection(webhookDeliveries)
-    .insertOne({
-      _id: `${id}:msg_old`,
-      endpointId: id,
-      eventId: 'msg_old',
-      eventType: 'webhook.test',
-      status: 'failed',
-      attempts: [],
-      round: 0,
-      createdAt: old,
-      updatedAt: old,
-    });
+  await tenantDb.collection(webhookEvents).insertOne({
+    _id: 'msg_old',
+    type: 'webhook.test',
+    payload: { type: 'webhook.test', timestamp: old.toISOString(), data: { id, sequence: 1, resource: {} } },
+    createdAt: old,
+  });
+  await tenantDb.collection(webhookDeliveries).insertOne({
+    _id: `${id}:msg_old`,
+    endpointId: id,
+    eventId: 'msg_old',
+    eventType: 'webhook.test',
+    status: 'failed',
+    attempts: [],
+    round: 0,
+    createdAt: old,
+    updatedAt: old,
+  });
   expect(await dropOldWebhookRecords(deps.db)).toBeGreaterThanOrEqual(2);
   expect((await deliveriesOf(client, id)).map((d) => d.id)).toEqual([delivery.id]);
   expect(await tenantDb.collection(webhookEvents).findOne({ _id: 'msg_old' })).toBeNull();
