@@ -4,7 +4,8 @@ import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { Ledger } from '../../shared/inventory/ledger';
 import { lotCosts, outgoingUnitCost, recordLotCost } from '../../shared/inventory/lots';
-import { transfers, type TransferDoc, type TransferEvent } from '../../shared/inventory/transfers';
+import { transferEvent, transfers, type TransferDoc, type TransferEvent } from '../../shared/inventory/transfers';
+import { recordEvent } from '../../shared/webhooks/events';
 import type { TransferLine } from '../../shared/inventory/transfer-rules';
 
 export interface MoveTransferInput {
@@ -99,17 +100,31 @@ export function transferActivities({ db }: ActivityDeps) {
       }
     },
 
-    /** Mirrors the workflow's state into the transfer record; the same event twice is kept once. */
+    /**
+     * Mirrors the workflow's state into the transfer record; the same event twice is kept once.
+     * Then announces the new status (transfer.approved / received / cancelled), keyed by the
+     * transfer and its status: a status is reached once, and a retry records the same event.
+     */
     async recordTransfer(input: {
       tenantId: string;
       transferId: string;
       set: Partial<TransferDoc>;
       event: TransferEvent;
     }): Promise<void> {
-      const col = new TenantDb(db, input.tenantId).collection(transfers);
-      await col.updateById(input.transferId, {
-        $set: { ...input.set, updatedAt: input.event.at },
-        $addToSet: { history: input.event },
+      const tenantDb = new TenantDb(db, input.tenantId);
+      const after = await tenantDb
+        .collection(transfers)
+        .findOneAndUpdate(
+          { _id: input.transferId },
+          { $set: { ...input.set, updatedAt: input.event.at }, $addToSet: { history: input.event } },
+          { returnDocument: 'after' },
+        );
+      const status = input.set.status;
+      if (!after || !status || status === 'pending') return;
+      await recordEvent(tenantDb, {
+        type: `transfer.${status}`,
+        key: `transfer:${input.transferId}:${status}`,
+        ...transferEvent(after),
       });
     },
   };

@@ -9,6 +9,7 @@ import { channelPayload } from '../../shared/channels/payloads';
 import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
 import { jobsFinished } from '../../shared/metrics/metrics';
+import { announceJobEnd } from '../../shared/jobs/events';
 import { mapLimit } from '../../shared/concurrency';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
@@ -238,8 +239,12 @@ export function publicationActivities({ db, config }: ActivityDeps) {
               result: { ...counts, processed: all.length, percent: 100, cancelReason: input.cancelReason },
             },
           },
+          { returnDocument: 'after' },
         );
         if (written) jobsFinished.inc({ type: written.type, outcome: input.status });
+        // announced by the write that finished it, or again (the same event) by a retry that finds it so
+        const ended = written ?? (await tenantDb.collection(jobs).findOne({ _id: input.jobId }));
+        if (ended?.status === input.status) await announceJobEnd(tenantDb, ended);
         await finishCategorization(tenantDb, input.jobId);
         await unlockChannel(tenantDb, input.channelId, input.jobId);
         return counts;

@@ -39,8 +39,9 @@ function asBomRefusal(err: unknown): unknown {
 /**
  * The bill of materials of a product: read with its current cost, assigned, partly updated,
  * removed. Every change is a product write through the catalog (Catalog.prepareInput, then the
- * version-guarded Catalog.write), so PUT /products, a CSV import and these routes keep the same
- * rules: components name materials or supplies of the tenant, in one of their units.
+ * version-guarded Catalog.update, announced as product.updated), so PUT /products, a CSV import
+ * and these routes keep the same rules: components name materials or supplies of the tenant, in
+ * one of their units.
  */
 export class BomService {
   private readonly catalog: Catalog;
@@ -112,7 +113,7 @@ export class BomService {
   async remove(sku: string) {
     const { doc } = await this.withBom(sku);
     const { billOfMaterials: _bom, ...rest } = inputOf(doc);
-    await this.catalog.write(doc, rest as ProductInput);
+    await this.catalog.update(doc, rest as ProductInput);
     return { success: true, message: `Bill of materials of ${doc.sku} removed` };
   }
 
@@ -123,7 +124,7 @@ export class BomService {
         ...inputOf(current),
         billOfMaterials: bom as unknown as ProductInput['billOfMaterials'],
       });
-      written = await this.catalog.write(current, next);
+      written = await this.catalog.update(current, next);
     } catch (err) {
       throw asBomRefusal(err);
     }

@@ -1,6 +1,8 @@
 import { ObjectId } from 'mongodb';
 import type { TenantDb } from '../db/tenant-db';
 import { orders, type OrderDoc, type OrderEvent } from '../orders/collections';
+import { orderEvent, orderEventKey } from '../orders/service';
+import { recordAround } from '../webhooks/events';
 
 /** What a redacted customer, and the customer of each of its orders, is called. */
 export const REDACTED_NAME = 'Redacted customer';
@@ -63,7 +65,10 @@ export async function redactOrdersOf(tenantDb: TenantDb, customerId: string, act
   return changed;
 }
 
-/** Redacts one order's customer fields (read as `order`); false when they already were. */
+/** The order was gone when its redaction was written: nothing changed. */
+class OrderGone extends Error {}
+
+/** Redacts one order's customer fields (read as `order`), announced as order.updated; false when they already were. */
 export async function redactOrder(
   tenantDb: TenantDb,
   order: Pick<OrderDoc, '_id' | 'customerInfo' | 'shippingAddress'>,
@@ -79,9 +84,27 @@ export async function redactOrder(
     timestamp: now,
     details: { redacted: true, customerId },
   };
-  const res = await tenantDb.collection(orders).updateOne({ _id: order._id }, {
-    $set: { ...redactedOrderFields(order), updatedAt: now },
-    $push: { audit: event },
-  } as never);
-  return res.matchedCount === 1;
+  const id = order._id.toHexString();
+  try {
+    await recordAround(
+      tenantDb,
+      { type: 'order.updated', key: orderEventKey(id, event.id), kind: 'order', id },
+      async () => {
+        const doc = await tenantDb
+          .collection(orders)
+          .findOneAndUpdate(
+            { _id: order._id },
+            { $set: { ...redactedOrderFields(order), updatedAt: now }, $push: { audit: event } } as never,
+            { returnDocument: 'after' },
+          );
+        if (!doc) throw new OrderGone();
+        return doc;
+      },
+      (doc) => orderEvent(doc, event.id),
+    );
+  } catch (err) {
+    if (err instanceof OrderGone) return false;
+    throw err;
+  }
+  return true;
 }

@@ -3,9 +3,11 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { orderComments, orders, type OrderComment, type OrderDoc } from '../orders/collections';
 import { pageWindow, type PageRequest } from '../paging';
+import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
 import { customers, emailKeyOf, type CustomerAddress, type CustomerDoc } from './collections';
 import { EmailClaims } from './email-claims';
 import { customerErrors } from './errors';
+import { presentCustomer } from './present';
 import { REDACTED_MEMBERS, REDACTED_NAME, redactOrdersOf } from './redaction';
 
 export interface CustomerInput {
@@ -48,6 +50,19 @@ export function parseCustomerId(id: string): ObjectId | null {
 }
 
 const ATTEMPTS = 5;
+
+/** A version-guarded write that found the customer changed since it was read: nothing was written. */
+class Changed extends Error {}
+
+/** A customer's webhook event: the customer as GET /customers/{id} presents it, its version as sequence. */
+function customerEvent(doc: CustomerDoc): EventData {
+  return { id: doc._id.toHexString(), sequence: doc.version, resource: presentCustomer(doc) };
+}
+
+/** The event of the change that takes a customer to `version`: one per change, since every change adds one. */
+function customerChange(type: string, id: string, version: number, deletion?: AroundChange['deletion']): AroundChange {
+  return { type, key: `customer:${id}:v${version}`, kind: 'customer', id, ...(deletion ? { deletion } : {}) };
+}
 const OPTIONAL_TEXT = ['phone', 'taxId', 'notes'] as const;
 
 function escapeRegex(text: string): string {
@@ -153,13 +168,20 @@ export class Customers {
       if (v) doc[f] = v;
     }
     if (doc.emailKey) await this.claims.claim(doc.emailKey, doc.email!, id);
-    try {
-      await this.col.insertOne(doc);
-    } catch (err) {
-      if (doc.emailKey) await this.claims.release(doc.emailKey, id);
-      throw err;
-    }
-    return { ...doc, tenantId: this.tenantDb.tenantId };
+    return recordAround(
+      this.tenantDb,
+      customerChange('customer.created', id, 1),
+      async () => {
+        try {
+          await this.col.insertOne(doc);
+        } catch (err) {
+          if (doc.emailKey) await this.claims.release(doc.emailKey, id);
+          throw err;
+        }
+        return { ...doc, tenantId: this.tenantDb.tenantId };
+      },
+      customerEvent,
+    );
   }
 
   /**
@@ -186,13 +208,26 @@ export class Customers {
             touched.add(nextKey);
           }
         }
-        const written = await this.col.findOneAndUpdate(
-          { _id, version: current.version, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
-          changes(patch, email),
-          { returnDocument: 'after' },
-        );
-        if (written) return written;
-        // changed (or redacted, or deleted) since it was read: decide again from what it is now
+        try {
+          return await recordAround(
+            this.tenantDb,
+            customerChange('customer.updated', id, current.version + 1),
+            async () => {
+              const written = await this.col.findOneAndUpdate(
+                { _id, version: current.version, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
+                changes(patch, email),
+                { returnDocument: 'after' },
+              );
+              if (!written) throw new Changed();
+              return written;
+            },
+            customerEvent,
+          );
+        } catch (err) {
+          // another request is making this very change of version (its event is recorded under
+          // the same key), or made one since the read: decide again from what it is now
+          if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
+        }
       }
       throw customerErrors.conflict(id);
     } finally {
@@ -210,16 +245,26 @@ export class Customers {
     const id = current._id.toHexString();
     const before = await this.orderCount(id);
     if (before) throw customerErrors.hasOrders(id, before);
-    const deleted = await this.col.findOneAndDelete({ _id: current._id });
-    if (!deleted) throw customerErrors.notFound(id);
-    const after = await this.orderCount(id);
-    if (after) {
-      const { tenantId: _t, ...restore } = deleted;
-      await this.col.insertOne(restore).catch((err) => {
-        if (!isDuplicateKeyError(err)) throw err;
-      });
-      throw customerErrors.hasOrders(id, after);
-    }
+    const sequence = current.version + 1;
+    const deleted = await recordAround(
+      this.tenantDb,
+      customerChange('customer.deleted', id, sequence, { before: presentCustomer(current), sequence }),
+      async () => {
+        const deleted = await this.col.findOneAndDelete({ _id: current._id });
+        if (!deleted) throw customerErrors.notFound(id);
+        const after = await this.orderCount(id);
+        if (after) {
+          const { tenantId: _t, ...restore } = deleted;
+          await this.col.insertOne(restore).catch((err) => {
+            if (!isDuplicateKeyError(err)) throw err;
+          });
+          throw customerErrors.hasOrders(id, after);
+        }
+        return deleted;
+      },
+      // announced as it was when deleted; the sequence follows its last version
+      (doc) => ({ ...customerEvent(doc), sequence: doc.version + 1 }),
+    );
     if (deleted.emailKey) await this.claims.settle(id, [deleted.emailKey]);
     return deleted;
   }
@@ -234,9 +279,36 @@ export class Customers {
     const _id = parseCustomerId(rawId);
     if (!_id) throw customerErrors.notFound(rawId);
     const id = _id.toHexString();
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const current = await this.col.findOne({ _id });
+      if (!current) throw customerErrors.notFound(id);
+      if (current.redactedAt) {
+        // redacted before (announced then): finish the orders an interrupted run left
+        await redactOrdersOf(this.tenantDb, id, this.actor);
+        return current;
+      }
+      try {
+        // announced once its orders are redacted too: the event says the customer's data is gone everywhere
+        return await recordAround(
+          this.tenantDb,
+          customerChange('customer.redacted', id, current.version + 1),
+          () => this.redactAt(current),
+          customerEvent,
+        );
+      } catch (err) {
+        if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
+      }
+    }
+    throw customerErrors.conflict(id);
+  }
+
+  /** Redacts the customer if it is still as read (Changed otherwise), then its orders. */
+  private async redactAt(current: CustomerDoc): Promise<CustomerDoc> {
+    const { _id } = current;
+    const id = _id.toHexString();
     const now = new Date();
     const before = await this.col.findOneAndUpdate(
-      { _id, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
+      { _id, version: current.version, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
       {
         $set: { name: REDACTED_NAME, addresses: [], redactedAt: now, updatedAt: now },
         $unset: Object.fromEntries(REDACTED_MEMBERS.map((m) => [m, ''])),
@@ -244,7 +316,8 @@ export class Customers {
       } as UpdateFilter<CustomerDoc>,
       { returnDocument: 'before' },
     );
-    if (before?.emailKey) await this.claims.settle(id, [before.emailKey]);
+    if (!before) throw new Changed();
+    if (before.emailKey) await this.claims.settle(id, [before.emailKey]);
     // read after the mark: an order linked from now on sees the customer redacted (see Orders.create)
     const doc = await this.col.findOne({ _id });
     if (!doc) throw customerErrors.notFound(id);

@@ -10,6 +10,7 @@ import { assertManualEdit } from './handlers';
 import { knownSku } from './skus';
 import { Ledger } from './ledger';
 import { lotCosts, recordLotCost } from './lots';
+import { recordAround, recordEvent, type EventData } from '../webhooks/events';
 
 /**
  * Manual stock adjustments: a request to set one SKU's balance at one location to a new quantity,
@@ -154,6 +155,14 @@ export function presentAdjustment(a: AdjustmentDoc) {
   };
 }
 
+/**
+ * An adjustment's webhook event: the adjustment as GET /inventory/adjustments/{id} presents it;
+ * sequence 1 while pending, 2 once decided (approved or rejected: it is never changed again).
+ */
+export function adjustmentEvent(a: AdjustmentDoc): EventData {
+  return { id: a._id, sequence: a.status === 'pending' ? 1 : 2, resource: presentAdjustment(a) };
+}
+
 export interface AdjustmentQuery extends PageRequest {
   status?: AdjustmentStatus;
   sku?: string;
@@ -217,14 +226,22 @@ export class Adjustments {
       quantityAfter: null,
     };
     try {
-      await this.col.insertOne(doc);
+      return await recordAround(
+        this.tenantDb,
+        { type: 'adjustment.created', key: `adjustment:${_id}:created`, kind: 'adjustment', id: _id },
+        async () => {
+          await this.col.insertOne(doc);
+          return { ...doc, tenantId: this.tenantDb.tenantId } as AdjustmentDoc;
+        },
+        adjustmentEvent,
+      );
     } catch (err) {
+      // a concurrent create with the same key (its insert, or its event's) came first: answer its adjustment
       if (!idempotencyKey || !isDuplicateKeyError(err)) throw err;
       const first = await this.col.findOne({ _id });
       if (first) return first;
       throw err;
     }
-    return { ...doc, tenantId: this.tenantDb.tenantId } as AdjustmentDoc;
   }
 
   async get(id: string): Promise<AdjustmentDoc> {
@@ -301,7 +318,12 @@ export class Adjustments {
     return taken ? this.apply(taken) : null;
   }
 
-  /** Applies an approved adjustment through the ledger (idempotent: its key is fixed) and marks it applied. */
+  /**
+   * Applies an approved adjustment through the ledger (idempotent: its key is fixed) and marks it
+   * applied. adjustment.approved is recorded before the mark, with the adjustment as the mark
+   * leaves it: an approval stopped in between is finished by the next approve (resume), which
+   * records the same event again, so an applied adjustment is always announced.
+   */
   async apply(doc: AdjustmentDoc): Promise<AdjustmentDoc> {
     await recordLotCost(this.tenantDb, doc.ledgerKey, doc.sku);
     const { movement, onHand } = await new Ledger(this.tenantDb).set({
@@ -321,8 +343,14 @@ export class Adjustments {
       quantityAfter: onHand,
       updatedAt: new Date(),
     };
+    const applied = { ...doc, ...set };
+    await recordEvent(this.tenantDb, {
+      type: 'adjustment.approved',
+      key: `adjustment:${doc._id}:approved`,
+      ...adjustmentEvent(applied),
+    });
     await this.col.updateById(doc._id, { $set: set });
-    return { ...doc, ...set };
+    return applied;
   }
 
   async reject(id: string, rawReason: string): Promise<AdjustmentDoc> {
@@ -330,15 +358,35 @@ export class Adjustments {
     const doc = await this.get(id);
     if (doc.status !== 'pending') throw adjustmentConflict(id, doc.status);
     const now = new Date();
-    const rejected = await this.col.findOneAndUpdate(
-      { _id: id, status: 'pending' },
-      {
-        $set: { status: 'rejected', rejectedBy: this.actor, rejectedAt: now, rejectionReason: reason, updatedAt: now },
-      },
-      { returnDocument: 'after' },
-    );
-    if (!rejected) throw adjustmentConflict(id, (await this.col.findOne({ _id: id }))?.status ?? 'approved');
-    return rejected;
+    const refused = async () => adjustmentConflict(id, (await this.col.findOne({ _id: id }))?.status ?? 'approved');
+    try {
+      return await recordAround(
+        this.tenantDb,
+        { type: 'adjustment.rejected', key: `adjustment:${id}:rejected`, kind: 'adjustment', id },
+        async () => {
+          const rejected = await this.col.findOneAndUpdate(
+            { _id: id, status: 'pending' },
+            {
+              $set: {
+                status: 'rejected',
+                rejectedBy: this.actor,
+                rejectedAt: now,
+                rejectionReason: reason,
+                updatedAt: now,
+              },
+            },
+            { returnDocument: 'after' },
+          );
+          if (!rejected) throw await refused();
+          return rejected;
+        },
+        adjustmentEvent,
+      );
+    } catch (err) {
+      // a concurrent rejection is recording this very event: it is decided
+      if (isDuplicateKeyError(err)) throw await refused();
+      throw err;
+    }
   }
 
   /**

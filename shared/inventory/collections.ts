@@ -11,6 +11,8 @@ export interface StockLevel {
   sku: string;
   locationId: string;
   onHand: number;
+  /** How many movements it has taken (absent on balances older than it): the sequence of its stock.changed events. */
+  seq?: number;
   /** Ids of the latest movements applied here (the last 100): a retried movement finds itself. */
   recent: string[];
   updatedAt: Date;

@@ -2,6 +2,7 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
+import { recordEvent } from '../webhooks/events';
 import { levelId, stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
 
 /**
@@ -140,7 +141,7 @@ export class Ledger {
       after = await this.levels.findOneAndUpdate(
         { _id: lid, recent: { $ne: _id }, ...guard },
         {
-          $inc: { onHand: delta },
+          $inc: { onHand: delta, seq: 1 },
           $push: { recent: _id },
           $set: { updatedAt: new Date(), sku: movement.sku, locationId: movement.locationId },
         },
@@ -161,6 +162,8 @@ export class Ledger {
         throw insufficientStock(movement.sku, movement.locationId, level?.onHand ?? 0, -delta);
       }
     }
+    // announced before it is marked applied: a retry of a step stopped in between announces it again, as the same event
+    await announceStockChange(this.tenantDb, movement, after);
     await this.movements.updateByTenantKey(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
     if (after.recent.length >= RECENT + TRIM)
       await this.levels.updateByTenantKey(lid, { $pullAll: { recent: after.recent.slice(0, TRIM) } } as never);
@@ -176,4 +179,37 @@ export class Ledger {
   async balancesOf(sku: string): Promise<StockLevel[]> {
     return this.levels.find({ sku }, { projection: { recent: 0 } }).toArray() as Promise<StockLevel[]>;
   }
+}
+
+/**
+ * The stock.changed event of an applied movement: the balance it left (`seq` counts the movements
+ * a balance has taken, so it rises with each) and the movement. Keyed by the movement, so a retry
+ * records nothing new. A balance recovered from an earlier attempt (`after` read later) announces
+ * its state then, with its sequence then: still in order.
+ */
+export function announceStockChange(
+  tenantDb: TenantDb,
+  movement: Pick<StockMovement, '_id' | 'idempotencyKey' | 'sku' | 'locationId' | 'delta' | 'reason' | 'reference'>,
+  after: Pick<StockLevel, 'onHand' | 'seq'>,
+): Promise<string | null> {
+  const id = `${movement.locationId}:${movement.sku}`;
+  return recordEvent(tenantDb, {
+    type: 'stock.changed',
+    key: `stock:${movement._id}`,
+    id,
+    sequence: after.seq ?? 1,
+    resource: {
+      id,
+      kind: 'product',
+      sku: movement.sku,
+      locationId: movement.locationId,
+      onHand: after.onHand,
+      movement: {
+        id: movement.idempotencyKey,
+        delta: movement.delta,
+        reason: movement.reason,
+        reference: movement.reference,
+      },
+    },
+  });
 }

@@ -18,7 +18,8 @@ import {
   type TransferLine,
   type TransferStatus,
 } from './transfer-rules';
-import { transfers, type TransferDoc, type TransferEvent } from './transfers';
+import { transferEvent, transfers, type TransferDoc, type TransferEvent } from './transfers';
+import { recordAround } from '../webhooks/events';
 
 /** A transfer as a client asks for it; the shape is already validated (the route's schema). */
 export interface NewTransfer {
@@ -137,7 +138,6 @@ export class TransferService {
       history: [{ action: 'create', outcome: 'applied', state: 'pending', actor, at: now }],
     };
     const col = tenantDb.collection(transfers);
-    await col.insertOne(doc);
     const workflowInput: TransferInput = {
       tenantId: tenantDb.tenantId,
       transferId: id,
@@ -145,21 +145,30 @@ export class TransferService {
       destinationId: input.destinationId,
       productsList,
     };
-    try {
-      await startWorkflow(this.temporal, transferWorkflow, workflowInput, {
-        taskQueue: this.taskQueue,
-        workflowId: doc.workflowId,
-        workflowIdConflictPolicy: 'FAIL',
-        typedSearchAttributes: [
-          { key: TENANT_ID, value: tenantDb.tenantId },
-          { key: JOB_TYPE, value: 'inventory-transfer' },
-        ],
-      });
-    } catch (err) {
-      await col.deleteById(id);
-      throw err;
-    }
-    return doc;
+    const change = { type: 'transfer.created', key: `transfer:${id}:pending`, kind: 'transfer', id };
+    return recordAround(
+      tenantDb,
+      change,
+      async () => {
+        await col.insertOne(doc);
+        try {
+          await startWorkflow(this.temporal, transferWorkflow, workflowInput, {
+            taskQueue: this.taskQueue,
+            workflowId: doc.workflowId,
+            workflowIdConflictPolicy: 'FAIL',
+            typedSearchAttributes: [
+              { key: TENANT_ID, value: tenantDb.tenantId },
+              { key: JOB_TYPE, value: 'inventory-transfer' },
+            ],
+          });
+        } catch (err) {
+          await col.deleteById(id);
+          throw err;
+        }
+        return doc;
+      },
+      transferEvent,
+    );
   }
 
   /**

@@ -1,4 +1,5 @@
 import { defineCollection } from '../db/collection';
+import type { EventData } from '../webhooks/events';
 import type { TransferAction, TransferLine, TransferStatus } from './transfer-rules';
 
 /**
@@ -61,4 +62,12 @@ export function presentTransfer(t: TransferDoc) {
     cancelReason: t.cancelReason,
     history: t.history,
   };
+}
+
+/**
+ * A transfer's webhook event: the transfer as GET /inventory/transfers/{id} presents it, and as
+ * sequence the length of its history (every change, refused attempts too, adds an entry).
+ */
+export function transferEvent(t: TransferDoc): EventData {
+  return { id: t._id, sequence: t.history.length, resource: presentTransfer(t) };
 }

@@ -8,6 +8,7 @@ import type { WorkflowDef, WorkflowInput } from '../temporal/define-workflow';
 import { startWorkflow } from '../temporal/workflows';
 import { isFinished, jobs, RUNNING_JOB_STATUSES, type JobRecord } from './collection';
 import { jobsFinished, jobsStarted } from '../metrics/metrics';
+import { announceJobEnd } from './events';
 
 /** A job whose workflow cannot be found this long after the job was made has none any more. */
 const GONE_AFTER_MS = 10 * 60_000;
@@ -133,7 +134,10 @@ export class Jobs {
         { $set: { status: 'failed', error, finishedAt: now, updatedAt: now } },
         { returnDocument: 'after' },
       );
-    if (settled) jobsFinished.inc({ type: settled.type, outcome: 'failed' });
+    if (settled) {
+      jobsFinished.inc({ type: settled.type, outcome: 'failed' });
+      await announceJobEnd(tenantDb, settled);
+    }
     return settled ?? (await this.get(tenantDb, job._id)) ?? job;
   }
 

@@ -185,6 +185,8 @@ export interface StockDoc {
   retired?: boolean;
   /** Some journal entries have moved to the ledger: a retried movement not in the journal may be there. */
   flushed?: boolean;
+  /** How many movements it has taken (absent on documents older than it): the sequence of its stock.changed events. */
+  seq?: number;
   version: number;
   updatedAt: Date;
 }

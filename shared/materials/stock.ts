@@ -29,6 +29,7 @@ import {
   type StockFacts,
 } from './stock-changes';
 import { inBatch, type Outcome } from './group-commit';
+import { announceAlertsRetired, announceReplay, announceStockSteps, type AppliedStep } from './stock-events';
 
 /**
  * The journal (head of the ledger) moves to material_movements, all of it in one insert, when it
@@ -209,25 +210,34 @@ export class StockStore {
       let doc = live ?? { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
       const outcomes: Outcome<Applied>[] = [];
       const applied: number[] = [];
+      const steps: AppliedStep[] = [];
+      const replays: JournalEntry[] = [];
       for (const [i, p] of batch.entries()) {
         const seen = seenIn(doc)(p.movementId);
         const where = p.locationIds.find((id) => absent.has(id));
         if (seen) {
           outcomes[i] = { ok: true, value: { doc, facts, record, movement: seen, replayed: true } };
+          replays.push(seen);
         } else if (where) {
           outcomes[i] = { ok: false, error: locationNotFound(where) };
         } else {
           try {
+            const before = doc;
             doc = p.build(doc, facts, record, seenIn(doc));
+            doc = { ...doc, seq: (before.seq ?? 0) + 1 };
             const movement = doc.journal[doc.journal.length - 1];
             outcomes[i] = { ok: true, value: { doc, facts, record, movement, replayed: false } };
             applied.push(i);
+            steps.push({ before, after: doc, movement, seq: doc.seq! });
           } catch (error) {
             outcomes[i] = { ok: false, error }; // a refusal: this movement only, the others go on
           }
         }
       }
-      if (!applied.length) return outcomes;
+      if (!applied.length) {
+        for (const m of replays) await announceReplay(this.tenantDb, doc, m);
+        return outcomes;
+      }
       if (doc.journal.length > JOURNAL_MAX && live?.journal.length) {
         // Only movements already written may go to the ledger (a copy of one this write may yet
         // lose would read as applied), and before they leave the journal: always in one or the other.
@@ -235,7 +245,11 @@ export class StockStore {
         await this.copyToLedger(doc.journal.slice(0, written));
         doc = { ...doc, journal: doc.journal.slice(written), flushed: true };
       }
-      if (await this.write(current, doc)) return outcomes;
+      if (await this.write(current, doc)) {
+        for (const m of replays) await announceReplay(this.tenantDb, doc, m);
+        await announceStockSteps(this.tenantDb, steps);
+        return outcomes;
+      }
       // lost a race with another process: back off a little (more as contention persists) and read again
       await sleep(Math.random() * Math.min(50, 2 * (attempt + 1)));
     }
@@ -505,7 +519,10 @@ export class StockStore {
         flushed: true,
         updatedAt: new Date(),
       };
-      if (await this.write(current, tombstone)) return;
+      if (await this.write(current, tombstone)) {
+        if (current) await announceAlertsRetired(this.tenantDb, current, tombstone.updatedAt);
+        return;
+      }
     }
     throw new AppError(409, 'conflict', `The stock of ${sku} keeps changing while it is being deleted; retry`);
   }

@@ -188,7 +188,7 @@ export class ModifierService {
       input.modifiersConfig = config;
       const prepared = await this.catalog.prepare(input as unknown as ProductInput);
       try {
-        return await this.catalog.write(current, prepared);
+        return await this.catalog.update(current, prepared);
       } catch (err) {
         if (err instanceof AppError && err.codeFor('products') === 'conflict' && attempt < WRITE_ATTEMPTS) continue;
         throw err;

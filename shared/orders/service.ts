@@ -10,6 +10,7 @@ import { customerLinkState, linkRefusal } from '../customers/links';
 import { Locations } from '../locations/locations';
 import { pageWindow, slicePage, type PageRequest } from '../paging';
 import { productSkus, products } from '../products/collections';
+import { recordAround, type EventData } from '../webhooks/events';
 import {
   orderComments,
   orders,
@@ -19,6 +20,7 @@ import {
   type OrderItem,
 } from './collections';
 import { canMove, NEEDS_REASON, NEXT, type OrderState } from './lifecycle';
+import { presentOrder } from './present';
 
 export const orderErrors = {
   notFound: (id: string) => new AppError(404, 'orders:not_found', `No order ${id}`),
@@ -68,6 +70,28 @@ function event(
 export function parseOrderId(id: string): ObjectId | null {
   return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
 }
+
+/**
+ * What an order's webhook event says once the change that pushed audit event `auditId` is made:
+ * the order as GET /orders/{id} presents it, and as sequence the length of its audit trail up to
+ * that event (every change of an order pushes one, so it rises with every change).
+ */
+export function orderEvent(doc: OrderDoc, auditId: string): EventData {
+  const at = doc.audit.findIndex((e) => e.id === auditId);
+  return {
+    id: doc._id.toHexString(),
+    sequence: at < 0 ? doc.audit.length : at + 1,
+    resource: presentOrder(doc),
+  };
+}
+
+/** The webhook event key of the change that pushed audit event `auditId`: one event per change. */
+export function orderEventKey(orderId: string, auditId: string): string {
+  return `order:${orderId}:${auditId}`;
+}
+
+/** A guarded write that found the order changed since it was read: nothing was written (read again). */
+class StateMoved extends Error {}
 
 /** Orders of one tenant: creation with server-computed totals, partial updates, comments and guarded moves. */
 export class Orders {
@@ -126,23 +150,41 @@ export class Orders {
       createdAt: now,
       updatedAt: now,
     };
-    try {
-      const { tenantId: _t, ...rest } = doc;
-      await this.orders.insertOne(rest);
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      const existing = await this.orders.findOne({ externalId: input.externalId }, { projection: { _id: 1 } });
-      throw orderErrors.duplicateExternalId(input.externalId, existing?._id.toHexString());
-    }
-    if (input.customerId) {
-      // the customer may have been deleted or redacted between the check and the insert: leave no order naming it
-      const state = await customerLinkState(this.tenantDb, input.customerId);
-      if (state !== 'ok') {
-        await this.orders.deleteOne({ _id: doc._id });
-        throw orderErrors.invalid(linkRefusal(input.customerId, state));
+    return this.announce('order.created', doc, doc.audit[0].id, async () => {
+      try {
+        const { tenantId: _t, ...rest } = doc;
+        await this.orders.insertOne(rest);
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+        const existing = await this.orders.findOne({ externalId: input.externalId }, { projection: { _id: 1 } });
+        throw orderErrors.duplicateExternalId(input.externalId, existing?._id.toHexString());
       }
-    }
-    return doc;
+      if (input.customerId) {
+        // the customer may have been deleted or redacted between the check and the insert: leave no order naming it
+        const state = await customerLinkState(this.tenantDb, input.customerId);
+        if (state !== 'ok') {
+          await this.orders.deleteOne({ _id: doc._id });
+          throw orderErrors.invalid(linkRefusal(input.customerId, state));
+        }
+      }
+      return doc;
+    });
+  }
+
+  /**
+   * Makes one change of an order (`run`, which pushes audit event `auditId`) with its webhook
+   * event, so that a change the API makes is announced even if this process dies half-way.
+   */
+  private announce(
+    type: string,
+    order: Pick<OrderDoc, '_id'>,
+    auditId: string,
+    run: () => Promise<OrderDoc>,
+  ): Promise<OrderDoc> {
+    const id = order._id.toHexString();
+    return recordAround(this.tenantDb, { type, key: orderEventKey(id, auditId), kind: 'order', id }, run, (doc) =>
+      orderEvent(doc, auditId),
+    );
   }
 
   /** 409 customer-redacted: the customer fields of a redacted customer's order stay redacted (privacy outlives edits). */
@@ -255,30 +297,33 @@ export class Orders {
       } else if (field === 'customerId' && value === null) unset.customerId = '';
       else set[field] = value;
     }
-    let written: OrderDoc;
-    try {
-      written = await this.write(current, set, event('updated', this.actor, { fields: Object.keys(patch) }), unset);
-    } catch (err) {
-      if (typeof patch.externalId !== 'string') throw err;
-      // the unique index refused the new externalId: MongoDB says so with E11000, FerretDB with an
-      // internal error, so the order that holds it decides (nothing was written either way)
-      const holder = await this.orders.findOne(
-        { externalId: patch.externalId, _id: { $ne: current._id } },
-        { projection: { _id: 1 } },
-      );
-      if (holder || isDuplicateKeyError(err))
-        throw orderErrors.duplicateExternalId(patch.externalId, holder?._id.toHexString());
-      throw err;
-    }
-    if (customerId) {
-      // deleted or redacted between the check and the write: put the order back as it was read
-      const state = await customerLinkState(this.tenantDb, customerId);
-      if (state !== 'ok') {
-        await this.restore(current, written.updatedAt);
-        throw orderErrors.invalid(linkRefusal(customerId, state));
+    const ev = event('updated', this.actor, { fields: Object.keys(patch) });
+    return this.announce('order.updated', current, ev.id, async () => {
+      let written: OrderDoc;
+      try {
+        written = await this.write(current, set, ev, unset);
+      } catch (err) {
+        if (typeof patch.externalId !== 'string') throw err;
+        // the unique index refused the new externalId: MongoDB says so with E11000, FerretDB with an
+        // internal error, so the order that holds it decides (nothing was written either way)
+        const holder = await this.orders.findOne(
+          { externalId: patch.externalId, _id: { $ne: current._id } },
+          { projection: { _id: 1 } },
+        );
+        if (holder || isDuplicateKeyError(err))
+          throw orderErrors.duplicateExternalId(patch.externalId, holder?._id.toHexString());
+        throw err;
       }
-    }
-    return written;
+      if (customerId) {
+        // deleted or redacted between the check and the write: put the order back as it was read
+        const state = await customerLinkState(this.tenantDb, customerId);
+        if (state !== 'ok') {
+          await this.restore(current, written.updatedAt);
+          throw orderErrors.invalid(linkRefusal(customerId, state));
+        }
+      }
+      return written;
+    });
   }
 
   /** Puts an order back as `before`, if it is still as this request's write left it (at `writtenAt`). */
@@ -301,7 +346,8 @@ export class Orders {
   async updateCustomer(id: string, customerInfo: Record<string, unknown>): Promise<OrderDoc> {
     const current = await this.get(id);
     await this.keepRedacted(current);
-    return this.write(current, { customerInfo }, event('customer_updated', this.actor, {}));
+    const ev = event('customer_updated', this.actor, {});
+    return this.announce('order.updated', current, ev.id, () => this.write(current, { customerInfo }, ev));
   }
 
   private async write(
@@ -335,13 +381,21 @@ export class Orders {
       if (!canMove(from, to)) throw orderErrors.invalidTransition(id, from, to);
       if (NEEDS_REASON.has(to) && !reason) throw orderErrors.invalid(`reason is required to move an order to ${to}`);
       const ev = event('status_changed', this.actor, { from, to, via, ...(reason ? { reason } : {}) });
-      const doc = await this.orders.findOneAndUpdate(
-        { _id: current._id, orderStatus: from },
-        { $set: { orderStatus: to, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
-        { returnDocument: 'after' },
-      );
-      if (doc) return { doc, from };
-      // the state changed under us: decide again from the new state
+      try {
+        const doc = await this.announce('order.status_changed', current, ev.id, async () => {
+          const doc = await this.orders.findOneAndUpdate(
+            { _id: current._id, orderStatus: from },
+            { $set: { orderStatus: to, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+            { returnDocument: 'after' },
+          );
+          if (!doc) throw new StateMoved();
+          return doc;
+        });
+        return { doc, from };
+      } catch (err) {
+        if (!(err instanceof StateMoved)) throw err;
+        // the state changed under us: decide again from the new state
+      }
     }
     throw new AppError(409, 'orders:conflict', `Order ${id} kept changing; read it again and retry`);
   }
@@ -356,15 +410,30 @@ export class Orders {
       idempotencyKey: idempotencyKey ?? new ObjectId().toHexString(),
       timestamp: new Date(),
     };
+    const comments = this.tenantDb.collection(orderComments);
+    const retried = () => comments.findOne({ orderId: doc.orderId, idempotencyKey: doc.idempotencyKey });
+    // a retried request: the comment is already there once, and was announced then
+    const before = idempotencyKey ? await retried() : null;
+    if (before) return before;
+    const commentId = doc._id.toHexString();
     try {
-      await this.tenantDb.collection(orderComments).insertOne(doc);
-      return { ...doc, tenantId: this.tenantDb.tenantId };
+      return await recordAround(
+        this.tenantDb,
+        { type: 'order.comment_added', key: `order-comment:${commentId}`, kind: 'order-comment', id: commentId },
+        async () => {
+          await comments.insertOne(doc);
+          return { ...doc, tenantId: this.tenantDb.tenantId };
+        },
+        (c) => ({
+          id: commentId,
+          sequence: 1,
+          resource: { id: commentId, orderId: c.orderId, comment: c.comment, actor: c.actor, timestamp: c.timestamp },
+        }),
+      );
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-      // a retried request: the comment is already there once
-      const existing = await this.tenantDb
-        .collection(orderComments)
-        .findOne({ orderId: doc.orderId, idempotencyKey: doc.idempotencyKey });
+      // a concurrent retry of the request inserted it first
+      const existing = await retried();
       if (!existing) throw err;
       return existing;
     }

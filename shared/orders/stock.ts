@@ -11,7 +11,8 @@ import { productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { orders, type OrderDoc, type OrderEvent, type OrderStockEffects, type SaleLine } from './collections';
 import { canMove, NEEDS_REASON, type OrderState } from './lifecycle';
-import { orderErrors, parseOrderId } from './service';
+import { orderErrors, orderEvent, orderEventKey, parseOrderId } from './service';
+import { recordEvent } from '../webhooks/events';
 
 /** What accepting an order will take: its lines' sales and its materials. */
 export interface OrderStockPlan {
@@ -248,7 +249,7 @@ export class OrderStock {
   async markAccepted(orderId: string, plan: OrderStockPlan, runId: string, via: string): Promise<MoveOutcome> {
     const order = await this.order(orderId);
     const eventId = `${runId}:accepted`;
-    if (order.audit.some((e) => e.id === eventId)) return outcome(order, 'pending');
+    if (order.audit.some((e) => e.id === eventId)) return this.announced(order, eventId, 'pending');
     if (!canMove(order.orderStatus, 'accepted'))
       throw orderErrors.invalidTransition(orderId, order.orderStatus, 'accepted');
     const effects: OrderStockEffects = {
@@ -279,10 +280,24 @@ export class OrderStock {
     );
     if (!doc) {
       const now = await this.order(orderId);
-      if (now.audit.some((e) => e.id === eventId)) return outcome(now, 'pending');
+      if (now.audit.some((e) => e.id === eventId)) return this.announced(now, eventId, 'pending');
       throw orderErrors.invalidTransition(orderId, now.orderStatus, 'accepted');
     }
-    return outcome(doc, order.orderStatus);
+    return this.announced(doc, eventId, order.orderStatus);
+  }
+
+  /**
+   * Records the move's webhook event after the move (a step retried until it succeeds), keyed by
+   * its audit event: a repeated step, finding its move made, records it again as the same event.
+   */
+  private async announced(doc: OrderDoc, eventId: string, from: OrderState): Promise<MoveOutcome> {
+    const id = doc._id.toHexString();
+    await recordEvent(this.tenantDb, {
+      type: 'order.status_changed',
+      key: orderEventKey(id, eventId),
+      ...orderEvent(doc, eventId),
+    });
+    return outcome(doc, from);
   }
 
   /** Moves the order to cancelled (guarded); answers the move and the stock effects to put back. */
@@ -296,7 +311,11 @@ export class OrderStock {
     for (let attempt = 0; attempt < 5; attempt++) {
       const order = await this.order(orderId);
       const done = order.audit.find((e) => e.id === eventId);
-      if (done) return { outcome: outcome(order, done.details.from as OrderState), stock: order.stock ?? null };
+      if (done)
+        return {
+          outcome: await this.announced(order, eventId, done.details.from as OrderState),
+          stock: order.stock ?? null,
+        };
       if (!canMove(order.orderStatus, 'cancelled'))
         throw orderErrors.invalidTransition(orderId, order.orderStatus, 'cancelled');
       if (NEEDS_REASON.has('cancelled') && !reason)
@@ -307,7 +326,7 @@ export class OrderStock {
         { $set: { orderStatus: 'cancelled', updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
         { returnDocument: 'after' },
       );
-      if (doc) return { outcome: outcome(doc, order.orderStatus), stock: doc.stock ?? null };
+      if (doc) return { outcome: await this.announced(doc, eventId, order.orderStatus), stock: doc.stock ?? null };
     }
     throw new AppError(409, 'orders:conflict', `Order ${orderId} kept changing; read it again and retry`);
   }

@@ -7,6 +7,8 @@ import { materials, supplies } from '../materials/collections';
 import { findUnit, unitCodes } from '../materials/quantity';
 import { stockRecordsBySku, unitsOf } from '../materials/lookup';
 import { normalizeProduct, skusOf } from './normalize';
+import { presentProduct } from './present';
+import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
 import type { ProductDoc, ProductInput } from './types';
 
@@ -19,6 +21,24 @@ export function notFound(what: string): AppError {
 
 export function parseProductId(id: string): ObjectId | null {
   return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
+}
+
+/** A product's webhook event: the product as GET /products/{id} presents it, its version as sequence. */
+function productEvent(doc: ProductDoc): EventData {
+  return { id: doc._id.toHexString(), sequence: doc.version, resource: presentProduct(doc) };
+}
+
+/** The event of the change that takes a product to `version`: one per change, since every write adds one. */
+function productChange(type: string, id: string, version: number, deletion?: AroundChange['deletion']): AroundChange {
+  return { type, key: `product:${id}:v${version}`, kind: 'product', id, ...(deletion ? { deletion } : {}) };
+}
+
+function concurrentChange(id: string): AppError {
+  return new AppError(
+    409,
+    'conflict',
+    `Product ${id} was changed by another request while this one was applied; read it again and retry`,
+  );
 }
 
 /**
@@ -177,9 +197,24 @@ export class Catalog {
     return errs;
   }
 
+  /*
+   * The single-product writes of the API (create, replace, update, delete) are announced by webhook
+   * events (product.created / updated / deleted); the writes of bulk jobs (insert, insertMany,
+   * write, restore, deleteAt: imports, edits, flows, AI transforms, rollbacks) are not: a job
+   * announces itself once, by job.* and bulk_operation.rolled_back, never once per product.
+   */
+
   /** Creates a product from an input of the schema's shape (the API validated it with productInputSchema). */
   async create(input: ProductInput): Promise<ProductDoc> {
-    return this.insert(await this.prepareInput(input), new ObjectId());
+    const product = await this.prepareInput(input);
+    const _id = new ObjectId();
+    const id = _id.toHexString();
+    return recordAround(
+      this.tenantDb,
+      productChange('product.created', id, 1),
+      () => this.insert(product, _id),
+      productEvent,
+    );
   }
 
   /**
@@ -271,7 +306,27 @@ export class Catalog {
   async replace(id: string, input: ProductInput): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
-    return this.write(current, await this.prepareInput(input));
+    return this.update(current, await this.prepareInput(input));
+  }
+
+  /**
+   * `write`, announced as product.updated: for a single product changed through the API (its own
+   * route, its bill of materials, its modifiers). 409 conflict when another write of the same
+   * version is under way (its event holds that version's key) or landed first.
+   */
+  async update(current: ProductDoc, product: ProductInput): Promise<ProductDoc> {
+    const id = current._id.toHexString();
+    try {
+      return await recordAround(
+        this.tenantDb,
+        productChange('product.updated', id, current.version + 1),
+        () => this.write(current, product),
+        productEvent,
+      );
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw concurrentChange(id);
+      throw err;
+    }
   }
 
   /**
@@ -309,11 +364,7 @@ export class Catalog {
         productId,
         added.map((s) => s.sku),
       );
-      throw new AppError(
-        409,
-        'conflict',
-        `Product ${id} was changed by another request while this one was applied; read it again and retry`,
-      );
+      throw concurrentChange(id);
     }
     // a claim's kind follows the SKU's role (a variant SKU may become the product's): only once the write held
     for (const s of after.filter((s) => before.has(s.sku)))
@@ -347,11 +398,30 @@ export class Catalog {
     return true;
   }
 
+  /** Deletes a product (announced as product.deleted, with the product as it was). */
   async delete(id: string): Promise<ProductDoc> {
-    const _id = parseProductId(id);
-    const deleted = _id ? await this.products.findOneAndDelete({ _id }) : null;
-    if (!deleted) throw notFound(id);
-    await this.skus.deleteMany({ productId: deleted._id.toHexString() });
+    const current = await this.get(id);
+    if (!current) throw notFound(id);
+    const productId = current._id.toHexString();
+    const sequence = current.version + 1;
+    let deleted: ProductDoc;
+    try {
+      deleted = await recordAround(
+        this.tenantDb,
+        productChange('product.deleted', productId, sequence, { before: presentProduct(current), sequence }),
+        async () => {
+          // as read: a change in between would make the event announce a product that never was
+          const doc = await this.products.findOneAndDelete({ _id: current._id, version: current.version });
+          if (!doc) throw (await this.get(productId)) ? concurrentChange(productId) : notFound(id);
+          return doc;
+        },
+        (doc) => ({ ...productEvent(doc), sequence }),
+      );
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw concurrentChange(productId);
+      throw err;
+    }
+    await this.skus.deleteMany({ productId });
     return deleted;
   }
 
