@@ -14,8 +14,7 @@ beforeAll(async () => {
 afterAll(() => wf?.close());
 
 const endpointOf = (workflowId: string) => workflowId.slice(`${TENANT}/`.length);
-const attempts = (deliveryId: string) =>
-  wf.world.stepsOf(deliveryId).filter((a) => a === 'attemptWebhookDelivery');
+const attempts = (deliveryId: string) => wf.world.stepsOf(deliveryId).filter((a) => a === 'attemptWebhookDelivery');
 
 test('a failing delivery is retried until it succeeds; another is not held up; the workflow ends idle', async () => {
   const run = await scenario(endpointDeliveries, 'retried-then-delivered').run(testContext(wf));
