@@ -1,21 +1,11 @@
 import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { BulkOperations, type BulkOperation } from '../../shared/bulk/operations';
+import { BulkOperations } from '../../shared/bulk/operations';
+import { presentOperation } from '../../shared/bulk/present';
 import { isRollbackCheckpoint, rollbackOperation as rollback } from '../../shared/bulk/rollback';
 import type { RollbackInput, RollbackResult } from '../../shared/bulk/messages';
 import { recordEvent } from '../../shared/webhooks/events';
-
-/** A bulk operation as GET /products/bulk/operations/{id} presents it (its own members). */
-function presentOperation(op: BulkOperation) {
-  const { _id, tenantId: _t, createdAt, finishedAt, ...rest } = op;
-  return {
-    id: _id,
-    ...rest,
-    createdAt: createdAt.toISOString(),
-    finishedAt: finishedAt ? finishedAt.toISOString() : null,
-  };
-}
 
 /**
  * Announces bulk_operation.rolled_back once the operation is marked rolled back by this rollback

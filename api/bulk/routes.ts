@@ -1,21 +1,12 @@
 import { defineRoutes } from '../route';
 import { tenantOf } from '../context';
 import { AppError } from '../../shared/errors/catalog';
-import { BulkOperations, type BulkOperation } from '../../shared/bulk/operations';
+import { BulkOperations } from '../../shared/bulk/operations';
+import { presentOperation } from '../../shared/bulk/present';
 import { requestRollback, rollbackStatus } from '../../shared/bulk/rollback-jobs';
 import { PAGE_PARAM } from '../../shared/validation';
 
 const both = { scopes: ['products:read' as const, 'products:update' as const] };
-
-function present(op: BulkOperation) {
-  const { _id, tenantId: _t, createdAt, finishedAt, ...rest } = op;
-  return {
-    id: _id,
-    ...rest,
-    createdAt: createdAt.toISOString(),
-    finishedAt: finishedAt ? finishedAt.toISOString() : null,
-  };
-}
 
 export const bulkRoutes = defineRoutes([
   {
@@ -38,7 +29,7 @@ export const bulkRoutes = defineRoutes([
     handler: async (ctx) => {
       const q = ctx.state.query as { type?: string; page: number; limit: number };
       const { rows, total } = await new BulkOperations(tenantOf(ctx).tenantDb).list(q);
-      ctx.body = { operations: rows.map(present), total, page: q.page, limit: q.limit };
+      ctx.body = { operations: rows.map(presentOperation), total, page: q.page, limit: q.limit };
     },
   },
   {
@@ -53,7 +44,7 @@ export const bulkRoutes = defineRoutes([
       if (!op) throw new AppError(404, 'not-found', `No bulk operation ${ctx.params.id}`);
       const [check, items] = await Promise.all([ops.rollbackCheck(op), ops.itemsOf(op._id)]);
       ctx.body = {
-        ...present(op),
+        ...presentOperation(op),
         canRollback: check.canRollback,
         ...(check.reason ? { rollbackBlockedBy: check.reason } : {}),
         products: items.map((i) => ({ productId: i.productId, sku: i.sku, action: i.action })),
