@@ -51,7 +51,7 @@ export const csvAsyncRoutes = defineRoutes([
     responses: {
       200: {
         description:
-          '`{jobId, status, percent, processedRows, totalRows, created, updated, failed, skipped, errorReportUrl}`',
+          '`{jobId, status, percent, processedRows, totalRows, created, updated, failed, skipped, errorReportUrl, operationId}`: operationId is the bulk operation that rolls the import back (`bop_<jobId>`), once it ended having made one',
       },
       404: { description: 'not-found' },
     },

@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Client } from '@temporalio/client';
 import type { TenantDb } from '../db/tenant-db';
+import { BulkOperations } from '../bulk/operations';
 import { AppError } from '../errors/catalog';
 import { isFinished, jobs as jobRecords, type JobRecord, type JobStatus } from '../jobs/collection';
 import type { Jobs } from '../jobs/jobs';
@@ -46,6 +47,8 @@ export interface ImportJobStatus {
   failed: number;
   skipped: number;
   errorReportUrl: string | null;
+  /** The bulk operation that rolls the import back (`bop_<jobId>`), once the import ended having made one. */
+  operationId: string | null;
   error?: string;
 }
 
@@ -182,6 +185,8 @@ export class CsvJobs {
         finished && reportKey
           ? await presignDownload(this.deps.s3, this.deps.bucket, reportKey, `${job._id}-errors.csv`)
           : null,
+      operationId:
+        finished && (await new BulkOperations(this.deps.tenantDb).get(`bop_${job._id}`)) ? `bop_${job._id}` : null,
       ...(job.error ? { error: job.error } : {}),
     };
   }

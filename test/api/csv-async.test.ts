@@ -93,6 +93,8 @@ test('validate, import as a job, poll to the end; a failed row is in the error r
     updated: 0,
     failed: 1,
     skipped: 0,
+    // what rolls it back
+    operationId: `bop_${started.body.jobId}`,
   });
   // the report needs no API key
   const report = await fetch(status.errorReportUrl);
