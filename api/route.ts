@@ -7,7 +7,7 @@ import type { Scope } from '../shared/auth/scopes';
 import { AppError, errors } from '../shared/errors/catalog';
 import type { ValidateFunction } from 'ajv';
 import { compile, inputFailures, summarize, type JsonSchema } from '../shared/validation';
-import { fingerprintOf, IdempotencyKeys, MAX_KEY_LENGTH } from '../shared/idempotency/keys';
+import { fingerprintOf, IdempotencyKeys, MAX_KEY_LENGTH, openResponse, sealResponse } from '../shared/idempotency/keys';
 
 /** One keyword of a route's body, query or path schema that the input failed, as ajv reported it. */
 export interface InputFailure {
@@ -252,10 +252,11 @@ function idempotency(spec: RouteSpec) {
     );
     const claim = await keys.claim(key, fingerprint);
     if (claim.kind === 'replay') {
-      ctx.status = claim.response.status;
+      const kept = openResponse(claim.response, ctx.deps.config.secretsKey);
+      ctx.status = kept.status;
       ctx.type = 'application/json';
-      ctx.body = claim.response.json;
-      if (claim.response.location) ctx.set('Location', claim.response.location);
+      ctx.body = kept.json;
+      if (kept.location) ctx.set('Location', kept.location);
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
@@ -267,11 +268,14 @@ function idempotency(spec: RouteSpec) {
     }
     const ok = ctx.status >= 200 && ctx.status < 300 && ctx.body !== undefined && typeof ctx.body === 'object';
     if (ok)
-      await keys.keep(key, fingerprint, {
-        status: ctx.status,
-        json: JSON.stringify(ctx.body),
-        location: ctx.response.get('Location') || null,
-      });
+      await keys.keep(
+        key,
+        fingerprint,
+        sealResponse(
+          { status: ctx.status, json: JSON.stringify(ctx.body), location: ctx.response.get('Location') || null },
+          ctx.deps.config.secretsKey,
+        ),
+      );
     else await keys.release(key, fingerprint);
   };
 }

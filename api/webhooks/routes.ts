@@ -321,7 +321,7 @@ export const webhookRoutes = defineRoutes([
   {
     method: 'post',
     path: '/webhooks/:id/deliveries/:deliveryId/resend',
-    idempotency: 'native',
+    idempotency: 'stored',
     summary: 'Send one delivery again (same webhook-id), whatever its status',
     tags,
     auth: update,
@@ -339,7 +339,7 @@ export const webhookRoutes = defineRoutes([
   {
     method: 'post',
     path: '/webhooks/:id/recover',
-    idempotency: 'native',
+    idempotency: 'stored',
     summary: 'Send again every failed delivery of the endpoint made in a time range',
     description: `since is required, until defaults to now; at most ${RECOVER_MAX} deliveries per request (oldest first): repeat for more.`,
     tags,

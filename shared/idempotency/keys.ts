@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { tenants } from '../auth/collections';
+import { decryptSecret, encryptSecret } from '../secrets/crypto';
 import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, TenantDb } from '../db/tenant-db';
@@ -24,9 +25,27 @@ export const MAX_KEY_LENGTH = 255;
 
 export interface KeptResponse {
   status: number;
-  /** The body as sent, JSON text (kept as text: a body's own keys may be ones the database refuses). */
+  /**
+   * The body as sent, JSON text (kept as text: a body's own keys may be ones the database refuses),
+   * encrypted when `sealed` (see sealResponse).
+   */
   json: string;
   location: string | null;
+  sealed?: boolean;
+}
+
+/**
+ * A kept answer is encrypted under SECRETS_KEY: answers hold what must not lie in the database
+ * in clear (a webhook endpoint's signing secret, a customer's personal data after a redaction).
+ */
+export function sealResponse(response: KeptResponse, secretsKey: string): KeptResponse {
+  return { ...response, json: JSON.stringify(encryptSecret(response.json, secretsKey)), sealed: true };
+}
+
+export function openResponse(response: KeptResponse, secretsKey: string): KeptResponse {
+  return response.sealed
+    ? { ...response, json: decryptSecret(JSON.parse(response.json), secretsKey), sealed: false }
+    : response;
 }
 
 export interface IdempotencyRecord {

@@ -63,6 +63,7 @@ const STORED: { path: () => string; body: () => Record<string, unknown> }[] = [
     path: () => '/customers',
     body: () => ({ name: `Customer ${++n}`, email: `c${n}.${P.toLowerCase()}@example.com` }),
   },
+  { path: () => '/webhooks', body: () => ({ url: `http://127.0.0.1:9/hooks/${++n}`, eventTypes: ['*'] }) },
   { path: () => '/inventory/handlers', body: () => ({ name: `ERP ${++n}`, type: 'erp' }) },
   {
     path: () => '/inventory/counts',

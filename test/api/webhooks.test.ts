@@ -109,6 +109,28 @@ describe('endpoints', () => {
     expect((await client.get('/webhooks')).body.webhooks).toEqual([]);
   });
 
+  test('a create retried with its Idempotency-Key answers the same endpoint and secret; the secret is not kept in clear', async () => {
+    const client = await freshTenant();
+    const r = await receiver();
+    const body = { url: r.url, eventTypes: ['*'] };
+    const headers = { 'idempotency-key': `wh-${Date.now()}` };
+    const first = await client.post('/webhooks', body, { headers });
+    const again = await client.post('/webhooks', body, { headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect((await client.get('/webhooks')).body.webhooks).toHaveLength(1);
+    const stored = JSON.stringify(
+      await deps.db.collection('idempotency_keys').find({ key: headers['idempotency-key'] }).toArray(),
+    );
+    expect(stored).not.toContain(first.body.secret.slice(6));
+    const endpoints = JSON.stringify(
+      await deps.db.collection('webhook_endpoints').find({ _id: first.body.id }).toArray(),
+    );
+    expect(endpoints).not.toContain(first.body.secret.slice(6));
+  });
+
   test('another tenant cannot see or touch an endpoint', async () => {
     const { id } = await endpoint(await freshTenant());
     const other = await freshTenant();
