@@ -18,3 +18,37 @@ export async function mapLimit<T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/**
+ * A read that callers need fresh (started after they asked) but may share: a caller arriving
+ * while a read is in flight waits for the next one, which every caller arriving meanwhile shares.
+ * So N concurrent callers cost about two reads instead of N, and none gets an answer older than
+ * its own call.
+ */
+export function freshReads<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | null = null;
+  let queued: Promise<T> | null = null;
+  const start = (): Promise<T> => {
+    const p = read();
+    inFlight = p;
+    const clear = () => {
+      if (inFlight === p) inFlight = null;
+    };
+    p.then(clear, clear);
+    return p;
+  };
+  return () => {
+    if (!inFlight) return start();
+    if (!queued) {
+      const after = inFlight.then(
+        () => undefined,
+        () => undefined,
+      );
+      queued = after.then(() => {
+        queued = null;
+        return start();
+      });
+    }
+    return queued;
+  };
+}

@@ -10,7 +10,9 @@ import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
 import { jobsFinished } from '../../shared/metrics/metrics';
 import { announceJobEnd } from '../../shared/jobs/events';
-import { mapLimit } from '../../shared/concurrency';
+import { freshReads, mapLimit } from '../../shared/concurrency';
+import { inBatch, type Outcome } from '../../shared/materials/group-commit';
+import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
 import {
@@ -35,6 +37,46 @@ export interface BatchResult {
 }
 
 const INACTIVE_BINDING = ['inactive', 'paused'];
+
+/** What settles one product of a publication: its binding to the channel, and the job's item. */
+interface Settlement {
+  productId: ProductDoc['_id'];
+  bindings: Record<string, unknown>[] | null;
+  item: Omit<PublicationItem, 'tenantId'>;
+}
+
+/**
+ * Writes the settlements that are ready together: the bindings in one bulkWrite, the items in
+ * one unordered insertMany (an item already there is a retry's: the same outcome). A product's
+ * send resolves only once its settlement is written, as before, so a killed worker re-sends only
+ * the products whose answers were not recorded; what changes is that the sends that finish
+ * while a write is under way share the next one (shared/materials/group-commit.ts).
+ */
+async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<void>[]> {
+  const bindings = batch.filter((s) => s.bindings);
+  if (bindings.length)
+    await tenantDb.collection(products).bulkWrite(
+      bindings.map((s) => ({
+        updateOne: { filter: { _id: s.productId }, update: { $set: { bindings: s.bindings as never } } },
+      })),
+      { ordered: false },
+    );
+  try {
+    await tenantDb.collection(publicationItems).insertMany(
+      batch.map((s) => s.item),
+      { ordered: false },
+    );
+  } catch (err) {
+    if (!isDuplicateKeyError(err) && !duplicateKeysOnly(err)) throw err;
+  }
+  return batch.map(() => ({ ok: true, value: undefined }));
+}
+
+function duplicateKeysOnly(err: unknown): boolean {
+  const raw = (err as { writeErrors?: unknown } | null)?.writeErrors;
+  const list = (Array.isArray(raw) ? raw : raw ? [raw] : []) as { code?: number }[];
+  return list.length > 0 && list.every((e) => e.code === 11000);
+}
 
 /** The product's binding to the channel after an outcome (added when the product had none). */
 function bindingsAfter(
@@ -81,6 +123,17 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       if (!channel) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} is gone`, 'CHANNEL_NOT_FOUND');
       const items = tenantDb.collection(publicationItems);
       const docs = await productsByIds(tenantDb, input.productIds);
+      // what a previous attempt of this batch settled, in one read by primary key
+      const settled = new Map(
+        (await items.findByIds(docs.map((p) => `${input.jobId}:${p._id.toHexString()}`))).map((i) => [i._id, i]),
+      );
+      // read fresh before every send (nothing may be sent once a cancel is recorded, and the
+      // activity's own cancellation arrives only with its next heartbeat), the sends waiting at
+      // once sharing one read
+      const cancelRequested = freshReads(
+        async () => !!(await tenantDb.collection(jobs).findOne({ _id: input.jobId }))?.cancelRequestedAt,
+      );
+      const lane = `publication:${input.tenantId}:${input.jobId}`;
       const stock = input.options.includeInventory
         ? await stockOf(tenantDb, docs.flatMap(skusOfProduct), input.options.locationId)
         : new Map();
@@ -106,7 +159,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       try {
         const results = await mapLimit(docs, channel.settings.concurrency ?? 4, async (p) => {
           const itemId = `${input.jobId}:${p._id.toHexString()}`;
-          const done = await items.findOne({ _id: itemId });
+          const done = settled.get(itemId);
           if (done)
             return {
               sku: p.sku,
@@ -114,10 +167,10 @@ export function publicationActivities({ db, config }: ActivityDeps) {
               ...(done.error ? { error: done.error } : {}),
               ...(done.outcome === 'skipped' ? { skipped: true } : {}),
             };
-          const job = await tenantDb.collection(jobs).findOne({ _id: input.jobId });
-          if (cancelled.aborted || job?.cancelRequestedAt)
+          if (cancelled.aborted || (await cancelRequested()))
             throw ApplicationFailure.nonRetryable('the publication was cancelled', 'cancelled');
           let item: Omit<PublicationItem, 'tenantId'>;
+          let bindings: Record<string, unknown>[] | null = null;
           const binding = (p.bindings as unknown as { channelId: string; status?: string }[]).find(
             (b) => b.channelId === input.channelId,
           );
@@ -166,9 +219,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                 throw err;
               }
             }
-            await tenantDb
-              .collection(products)
-              .updateById(doc._id, { $set: { bindings: bindingsAfter(doc, channel, outcome) as never } });
+            bindings = bindingsAfter(doc, channel, outcome);
             item = outcome.ok
               ? {
                   _id: itemId,
@@ -191,7 +242,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                   at: new Date(),
                 };
           }
-          await items.insertOne(item).catch(() => undefined); // a concurrent retry wrote the same outcome
+          await inBatch(lane, { productId: p._id, bindings, item }, (batch: Settlement[]) => settle(tenantDb, batch));
           return {
             sku: p.sku,
             success: item.outcome === 'published',

@@ -7,8 +7,13 @@ import { publication, type PublicationResult } from './messages';
 import { lockChannel, PUBLICATION_JOB, type PublishOptions } from './publication';
 import { resolveSelection, type Selection } from './selection';
 
-/** Products per publishBatch activity: small enough that a killed worker re-sends little, large enough to keep the history short. */
-const BATCH_SIZE = 25;
+/**
+ * Products per publishBatch activity. A killed worker re-sends only the products in flight (each
+ * outcome is written as it comes), so the size bounds only the work an activity holds: large
+ * enough that the workflow's round trip per batch (a workflow task, an activity task) is small
+ * beside it.
+ */
+const BATCH_SIZE = 250;
 
 export interface PublishRequest {
   channelId: string;
