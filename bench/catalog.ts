@@ -14,7 +14,7 @@
  *    presentation).
  * 4. Runs autocannon against each read of ours and of the baseline, and reports requests/s,
  *    p50/p99 latency, failures and the ratio ours/baseline as a Markdown table (printed and
- *    written to bench/results/catalog.md).
+ *    written to bench/results/catalog.md, or BENCH_RESULTS).
  *
  * Exits non-zero when any request failed (non-2xx, connection error or timeout) or a check failed;
  * the ratio is reported against the goal (>= 0.60) but never fails the run.
@@ -67,9 +67,9 @@ const WARMUP_CONNECTIONS = Math.min(4, CONNECTIONS);
 const KEEP_DATA = process.env.BENCH_KEEP_DATA === '1';
 /** A read's run length: BENCH_SECONDS_<READ> (e.g. BENCH_SECONDS_COUNT) when set, else BENCH_SECONDS. */
 const secondsFor = (read: string) => intEnv(`BENCH_SECONDS_${read.toUpperCase()}`, SECONDS);
-const runLengths = () => ['id', 'list', 'count'].map((r) => `${r} ${secondsFor(r)} s`).join(', ');
-/** Which reads to run: any of id, list, count (all by default). */
-const READS = new Set((process.env.BENCH_READS || 'id,list,count').split(',').map((s) => s.trim()));
+const runLengths = () => ['id', 'list', 'count', 'search'].map((r) => `${r} ${secondsFor(r)} s`).join(', ');
+/** Which reads to run: any of id, list, count, search (all by default). */
+const READS = new Set((process.env.BENCH_READS || 'id,list,count,search').split(',').map((s) => s.trim()));
 const BATCH = 1000;
 /** How many product ids GET /products/{id} rotates through (spread over the whole catalog). */
 const ID_SAMPLE = 1000;
@@ -335,6 +335,15 @@ async function startBaseline(uri: string, dbName: string, tenantId: string): Pro
         .toArray();
       return send(res, 200, docs);
     }
+    if (req.method === 'GET' && url.pathname === '/search') {
+      const { filter } = buildFilter({ q: url.searchParams.get('q') ?? '' });
+      const docs = await col
+        .find({ ...filter, tenantId } as Document)
+        .sort({ createdAt: -1, _id: -1 })
+        .limit(Number(url.searchParams.get('limit') ?? 50))
+        .toArray();
+      return send(res, 200, docs);
+    }
     if (req.method === 'GET' && url.pathname === '/count') {
       const { filter } = buildFilter({ q: url.searchParams.get('q') ?? '' });
       const count = await col.countDocuments({ ...filter, tenantId } as Document);
@@ -436,6 +445,11 @@ async function verify(
   const ids = (rows: { id?: string; _id?: string }[]) => rows.map((r) => r.id ?? r._id).join(',');
   check(ids(list.body) === ids(baseList.body), 'the API and the baseline list different products');
 
+  const search = await getJson(`${apiUrl}${searchPath()}`, key);
+  check(search.status === 200 && Array.isArray(search.body), `GET ${searchPath()} answered ${search.status}`);
+  check(search.body.length === 50, `GET ${searchPath()} returned ${search.body.length} products, not a full page`);
+  const baseSearch = await getJson(`${baselineUrl}/search?q=${encodeURIComponent(COUNT_TERM)}&limit=50`);
+  check(ids(search.body) === ids(baseSearch.body), 'the API and the baseline find different products');
   const count = await getJson(`${apiUrl}${countPath()}`, key);
   check(count.status === 200 && typeof count.body.count === 'number', `GET ${countPath()} answered ${count.status}`);
   check(count.body.count > 0, `GET ${countPath()} counted nothing`);
@@ -449,6 +463,7 @@ async function verify(
 
 const listPath = () => `/products?status=active&brands=${encodeURIComponent(LIST_BRAND)}&limit=50`;
 const countPath = () => `/products/count?q=${encodeURIComponent(COUNT_TERM)}`;
+const searchPath = () => `/products?q=${encodeURIComponent(COUNT_TERM)}&limit=50`;
 
 // ---------------------------------------------------------------------------------------------
 // Load
@@ -681,7 +696,7 @@ function details(rows: Row[]): string {
 /** One file per benchmark, the newest run (git keeps the earlier ones). */
 function resultsFile(): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  return join(RESULTS_DIR, 'catalog.md');
+  return join(RESULTS_DIR, process.env.BENCH_RESULTS ?? 'catalog.md');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -766,6 +781,12 @@ async function main(): Promise<number> {
         read: `GET /products?status=active&brands=${LIST_BRAND}&limit=50`,
         ours: { path: listPath(), headers: auth },
         base: { path: `/list?status=active&brands=${encodeURIComponent(LIST_BRAND)}&limit=50` },
+      },
+      {
+        name: 'search',
+        read: `GET /products?q=${COUNT_TERM}&limit=50`,
+        ours: { path: searchPath(), headers: auth },
+        base: { path: `/search?q=${encodeURIComponent(COUNT_TERM)}&limit=50` },
       },
       {
         name: 'count',
