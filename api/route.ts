@@ -4,7 +4,7 @@ import type { Next } from 'koa';
 import type { AppContext } from './context';
 import { authenticate } from './middleware/auth';
 import type { Scope } from '../shared/auth/scopes';
-import { AppError, errors } from '../shared/errors/catalog';
+import { AppError, errors, type FieldError } from '../shared/errors/catalog';
 import type { ValidateFunction } from 'ajv';
 import { compile, inputFailures, summarize, type JsonSchema } from '../shared/validation';
 import { fingerprintOf, IdempotencyKeys, MAX_KEY_LENGTH, openResponse, sealResponse } from '../shared/idempotency/keys';
@@ -17,6 +17,21 @@ export interface InputFailure {
   keyword: string;
   message: string;
   params: Record<string, unknown>;
+}
+
+/**
+ * The refusal of the "other" area's routes (channels, customers, webhooks): every refused field
+ * at once, one message each (the first keyword it failed, in the route's own words from
+ * `explain`), as one 400 validation-error with fieldErrors.
+ */
+export function refusedFields(explain: (f: InputFailure) => string) {
+  return (failures: InputFailure[]): AppError => {
+    const fe: FieldError[] = [];
+    for (const f of failures)
+      if (!fe.some((e) => e.field === f.field)) fe.push({ field: f.field, message: explain(f) });
+    const where = failures[0]?.in === 'query' ? 'query' : failures[0]?.in === 'params' ? 'path' : 'body';
+    return errors.invalidInput(`Invalid ${where}: ${summarize(fe)}`, fe);
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import { jobsFinished } from '../../shared/metrics/metrics';
 import { announceJobEnd } from '../../shared/jobs/events';
 import { freshReads, mapLimit } from '../../shared/concurrency';
 import { inBatch, type Outcome } from '../../shared/materials/group-commit';
-import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
 import {
@@ -48,9 +48,9 @@ interface Settlement {
 /**
  * Writes the settlements that are ready together: the bindings in one bulkWrite, the items in
  * one unordered insertMany (an item already there is a retry's: the same outcome). A product's
- * send resolves only once its settlement is written, as before, so a killed worker re-sends only
- * the products whose answers were not recorded; what changes is that the sends that finish
- * while a write is under way share the next one (shared/materials/group-commit.ts).
+ * send resolves only once its settlement is written, so a killed worker re-sends only the
+ * products whose answers were not recorded; the sends that finish while a write is under way
+ * share the next one (shared/materials/group-commit.ts).
  */
 async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<void>[]> {
   const bindings = batch.filter((s) => s.bindings);
@@ -67,15 +67,9 @@ async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<
       { ordered: false },
     );
   } catch (err) {
-    if (!isDuplicateKeyError(err) && !duplicateKeysOnly(err)) throw err;
+    if (!isDuplicateKeyError(err) && duplicateKeyIndexes(err) === null) throw err;
   }
   return batch.map(() => ({ ok: true, value: undefined }));
-}
-
-function duplicateKeysOnly(err: unknown): boolean {
-  const raw = (err as { writeErrors?: unknown } | null)?.writeErrors;
-  const list = (Array.isArray(raw) ? raw : raw ? [raw] : []) as { code?: number }[];
-  return list.length > 0 && list.every((e) => e.code === 11000);
 }
 
 /** The product's binding to the channel after an outcome (added when the product had none). */

@@ -1,4 +1,4 @@
-import { defineRoutes, type InputFailure } from '../route';
+import { defineRoutes, refusedFields, type InputFailure } from '../route';
 import { tenantOf, type AppContext } from '../context';
 import { CHANNEL_TYPES } from '../../shared/channels/channel-types';
 import {
@@ -12,9 +12,9 @@ import {
   type ChannelPatch,
   type ChannelStatus,
 } from '../../shared/channels/channels';
-import { errors, type FieldError } from '../../shared/errors/catalog';
+import { errors } from '../../shared/errors/catalog';
 import { limitParam, PAGE_PARAM } from '../../shared/paging';
-import { summarize, type JsonSchema } from '../../shared/validation';
+import type { JsonSchema } from '../../shared/validation';
 
 /**
  * CRUD of the tenant's channels. Paths under /channels are area 'other': flat `{code, message, …}`
@@ -198,17 +198,8 @@ function explain(f: InputFailure): string {
   return f.message;
 }
 
-/**
- * Every refused field at once, one message each (the first keyword it failed), as one 400
- * validation-error with fieldErrors. The messages name fields and never repeat a value, so
- * neither the secret nor the URL is echoed.
- */
-function refused(failures: InputFailure[]) {
-  const fe: FieldError[] = [];
-  for (const f of failures) if (!fe.some((e) => e.field === f.field)) fe.push({ field: f.field, message: explain(f) });
-  const where = failures[0]?.in === 'query' ? 'query' : failures[0]?.in === 'params' ? 'path' : 'body';
-  return errors.invalidInput(`Invalid ${where}: ${summarize(fe)}`, fe);
-}
+/** Every refused field at once (api/route.ts refusedFields): the messages name fields and never repeat a value, so neither the secret nor the URL is echoed. */
+const refused = refusedFields(explain);
 
 // ---- helpers ---------------------------------------------------------------------------------
 

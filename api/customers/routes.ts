@@ -1,8 +1,7 @@
-import { defineRoutes, type InputFailure } from '../route';
+import { defineRoutes, refusedFields, type InputFailure } from '../route';
 import { tenantOf, validBody, type AppContext } from '../context';
 import { presentOrder } from '../../shared/orders/present';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
-import { errors, type FieldError } from '../../shared/errors/catalog';
 import { presentCustomer, presentExport } from '../../shared/customers/present';
 import { REDACTED_NAME, REDACTED_VALUE } from '../../shared/customers/redaction';
 import {
@@ -12,7 +11,7 @@ import {
   type CustomerPatch,
 } from '../../shared/customers/service';
 import { limitParam, PAGE_PARAM } from '../../shared/paging';
-import { summarize, type JsonSchema } from '../../shared/validation';
+import type { JsonSchema } from '../../shared/validation';
 
 /**
  * The tenant's customers. Paths under /customers are area 'other' (api/middleware/errors.ts),
@@ -157,13 +156,8 @@ function explain(f: InputFailure): string {
   return f.message;
 }
 
-/** Every refused field at once, one message each, as one 400 validation-error with fieldErrors. */
-function refused(failures: InputFailure[]) {
-  const fe: FieldError[] = [];
-  for (const f of failures) if (!fe.some((e) => e.field === f.field)) fe.push({ field: f.field, message: explain(f) });
-  const where = failures[0]?.in === 'query' ? 'query' : failures[0]?.in === 'params' ? 'path' : 'body';
-  return errors.invalidInput(`Invalid ${where}: ${summarize(fe)}`, fe);
-}
+/** Every refused field at once, in this area's words (api/route.ts refusedFields). */
+const refused = refusedFields(explain);
 
 // ---- helpers ---------------------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
-import { defineRoutes, type InputFailure } from '../route';
+import { defineRoutes, refusedFields, type InputFailure } from '../route';
 import { tenantOf, validBody, type AppContext } from '../context';
-import { errors, type FieldError } from '../../shared/errors/catalog';
+import { errors } from '../../shared/errors/catalog';
 import { limitParam, PAGE_PARAM } from '../../shared/paging';
-import { summarize, type JsonSchema } from '../../shared/validation';
+import type { JsonSchema } from '../../shared/validation';
 import { EVENT_TYPES, payloadSchema } from '../../shared/webhooks/catalog';
 import { MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS } from '../../shared/webhooks/delivery-rules';
 import { RECOVER_MAX, WebhookDeliveries } from '../../shared/webhooks/deliveries';
@@ -114,12 +114,7 @@ function explain(f: InputFailure): string {
   return f.message;
 }
 
-function refused(failures: InputFailure[]) {
-  const fe: FieldError[] = [];
-  for (const f of failures) if (!fe.some((e) => e.field === f.field)) fe.push({ field: f.field, message: explain(f) });
-  const where = failures[0]?.in === 'query' ? 'query' : failures[0]?.in === 'params' ? 'path' : 'body';
-  return errors.invalidInput(`Invalid ${where}: ${summarize(fe)}`, fe);
-}
+const refused = refusedFields(explain);
 
 function endpoints(ctx: AppContext): WebhookEndpoints {
   const { config } = ctx.deps;

@@ -16,7 +16,7 @@ import type { AttemptOutcome } from './messages';
 import { presentEndpoint } from './present';
 import { send } from './send';
 import { signedHeaders } from './signing';
-import { targetRefusal } from './targets';
+import { callRefusal } from './targets';
 
 /**
  * One attempt to deliver one event to one endpoint, recorded on the delivery whatever it comes to.
@@ -45,7 +45,7 @@ export async function attemptDelivery(
 
   const body = JSON.stringify(event.payload);
   const at = new Date();
-  const refusal = await targetRefusal(endpoint.url, config.webhooks);
+  const refusal = callRefusal(endpoint.url, config.webhooks);
   const result = refusal
     ? { status: null, error: `target refused: ${refusal}`, durationMs: 0 }
     : await send(

@@ -75,6 +75,20 @@ export function urlRefusal(raw: string, settings: TargetSettings): string | null
   return null;
 }
 
+/**
+ * Why a URL cannot be called now, without a DNS lookup: its form, or a host that is an address
+ * the policy refuses. A host name's addresses are checked when the call connects (guardedLookup),
+ * which node skips for an address written in the URL.
+ */
+export function callRefusal(raw: string, settings: TargetSettings): string | null {
+  const form = urlRefusal(raw, settings);
+  if (form) return form;
+  const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && !addressAllowed(host, settings.targets))
+    return `${host} is a ${addressClass(host)} address, which webhook targets may not use here`;
+  return null;
+}
+
 /** Every address a host resolves to. */
 function resolveAll(host: string): Promise<LookupAddress[]> {
   const bare = host.replace(/^\[|\]$/g, '');

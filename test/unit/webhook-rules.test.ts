@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { MAX_ATTEMPTS, parseRetryAfter, RETRY_DELAYS_MS, retryDelay } from '../../shared/webhooks/delivery-rules';
 import { signedHeaders, newSecret } from '../../shared/webhooks/signing';
-import { addressAllowed, addressClass, urlRefusal } from '../../shared/webhooks/targets';
+import { addressAllowed, addressClass, callRefusal, urlRefusal } from '../../shared/webhooks/targets';
 import { subscribes } from '../../shared/webhooks/catalog';
 
 /** The pure rules of webhook delivery: the retry schedule, Retry-After, signing, target addresses. */
@@ -67,6 +67,11 @@ test('target addresses by class and policy', () => {
   expect(addressAllowed('10.0.0.1', 'private')).toBe(true);
   expect(urlRefusal('http://example.com/', { targets: 'public', allowHttp: false })).toMatch(/https/);
   expect(urlRefusal('http://example.com/', { targets: 'public', allowHttp: true })).toBeNull();
+  // at call time, without DNS: an address written in the URL is judged; a name waits for the connect
+  expect(callRefusal('https://10.0.0.1/x', { targets: 'loopback', allowHttp: false })).toMatch(/internal/);
+  expect(callRefusal('https://[::1]/x', { targets: 'public', allowHttp: false })).toMatch(/loopback/);
+  expect(callRefusal('https://[::1]/x', { targets: 'loopback', allowHttp: false })).toBeNull();
+  expect(callRefusal('https://hooks.example.com/x', { targets: 'public', allowHttp: false })).toBeNull();
 });
 
 test('subscriptions: a type, or every type; test events only where addressed', () => {
