@@ -8,6 +8,10 @@ import { TestDeps } from '../helpers/stack';
  * runs the whole filter on what SQL returns. The property: pushing down never changes an answer.
  * The reference answer is the same filter wrapped in a double $nor, which the prefilter leaves
  * alone, so FerretDB reads every document and decides in Go as upstream does.
+ *
+ * A sort on top-level fields goes down too (scripts/servers/ferretdb/_overlay/internal/backends/sqlite/order.go
+ * and internal/handler/sort_pushdown.go): SQL orders the rows and a page stops after its limit. The
+ * reference for a sorted page is the same page through aggregate, whose $sort FerretDB runs in Go.
  */
 let deps: TestDeps;
 
@@ -200,5 +204,118 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  describe('sort pushdown', () => {
+    let sorted: Collection<Document>;
+    const oid = (n: number) => new ObjectId(`65a00000000000000000000${n}`);
+    const SORTABLE = [
+      { _id: 's1', k: 'b', at: new Date('2026-01-02T00:00:00Z'), on: true },
+      { _id: 's2', k: 'a', at: new Date('2026-01-01T00:00:00Z'), on: false },
+      { _id: 's3', k: null, at: new Date('1960-01-01T00:00:00Z') },
+      { _id: 's4', at: new Date('2026-01-01T00:00:00Z'), on: true },
+      { _id: 's5', k: oid(1), at: new Date('2026-01-03T00:00:00Z') },
+      { _id: 's6', k: true, on: null },
+      { _id: 's7', k: new Date(0), at: null },
+      { _id: 's8', k: 'é', at: new Date('2026-01-03T00:00:00Z') },
+      { _id: 's9', k: 'B', at: new Date('2026-01-02T00:00:00Z') },
+      { _id: 'i1', k: 5, tag: 'number' },
+      { _id: 'i2', k: -2.5, tag: 'number' },
+      { _id: 'i3', k: 2 ** 53 + 1, tag: 'number' },
+      { _id: 'i4', k: 5.0000001, tag: 'number' },
+      { _id: 'n2', k: ['a', 'z'], tag: 'array' },
+      { _id: 'n3', k: { x: 1 }, tag: 'document' },
+    ];
+
+    beforeAll(async () => {
+      sorted = deps.db.collection('test_prefilter_sort');
+      await sorted.deleteMany({});
+      await sorted.insertMany(SORTABLE as Document[]);
+    });
+
+    async function page(col: Collection<Document>, filter: Document, sort: Document, skip: number, limit: number) {
+      const docs = await col.find(filter, { sort, skip, limit, projection: { _id: 1 } }).toArray();
+      return docs.map((d) => String(d._id));
+    }
+
+    async function reference(col: Collection<Document>, filter: Document, sort: Document, skip: number, limit: number) {
+      const stages: Document[] = [{ $match: unpushed(filter) }, { $sort: sort }, { $skip: skip }];
+      if (limit) stages.push({ $limit: limit });
+      const docs = await col.aggregate([...stages, { $project: { _id: 1 } }]).toArray();
+      return docs.map((d) => String(d._id));
+    }
+
+    const sortCases: Array<[string, Document, Document, string[]]> = [
+      [
+        'null and missing < strings (byte order) < ObjectId < bool < date',
+        { tag: { $exists: false } },
+        { k: 1, _id: 1 },
+        ['s3', 's4', 's9', 's2', 's1', 's8', 's5', 's6', 's7'],
+      ],
+      [
+        'descending dates, then _id',
+        { tag: null },
+        { at: -1, _id: -1 },
+        ['s8', 's5', 's9', 's1', 's4', 's2', 's3', 's7', 's6'],
+      ],
+      ['booleans', { on: { $in: [true, false] } }, { on: 1, _id: 1 }, ['s2', 's1', 's4']],
+      ['numbers, integers and reals together', { tag: 'number' }, { k: -1, _id: 1 }, ['i3', 'i4', 'i1', 'i2']],
+      [
+        'an array or a document among the matches: sorted in Go',
+        { tag: { $ne: 'number' } },
+        { k: 1, _id: 1 },
+        ['s3', 's4', 's9', 'n2', 's2', 's1', 's8', 'n3', 's5', 's6', 's7'],
+      ],
+    ];
+
+    test.each(sortCases)('%s', async (_name, filter, sort, expected) => {
+      const want = await reference(sorted, filter, sort, 0, 0);
+      expect(want).toEqual(expected);
+      expect(await page(sorted, filter, sort, 0, 0)).toEqual(want);
+      expect(await page(sorted, filter, sort, 2, 3)).toEqual(want.slice(2, 5));
+    });
+
+    test('generated documents, filters and sorts: a pushed-down sort answers as Go sorts', async () => {
+      const scratch = deps.db.collection('test_prefilter_sort_fuzz');
+      const simple = fc.oneof(
+        fc.constantFrom(...WORDS),
+        fc.constant(null),
+        fc.boolean(),
+        fc.integer({ min: -1e12, max: 4e12 }).map((ms) => new Date(ms)),
+        fc.constantFrom(oid(1), oid(2)),
+      );
+      const value = fc.oneof(
+        { weight: 6, arbitrary: simple },
+        { weight: 1, arbitrary: fc.integer({ min: -2, max: 2 }) },
+        { weight: 1, arbitrary: fc.double({ min: -3, max: 3, noNaN: true }) },
+        { weight: 1, arbitrary: fc.array(simple, { maxLength: 2 }) },
+      );
+      const doc = fc.record({ a: value, b: value, s: fc.constantFrom('x', 'y') }, { requiredKeys: [] });
+      const filter = fc.oneof(
+        fc.constant({}),
+        fc.constantFrom('x', 'y').map((s) => ({ s })),
+        fc.constantFrom(...WORDS.slice(0, 6)).map((w) => ({ a: { $in: [w, 'active'] } })),
+      );
+      const sort = fc
+        .tuple(fc.subarray(['a', 'b']), fc.array(fc.constantFrom(1, -1), { minLength: 3, maxLength: 3 }))
+        .map(([fields, dirs]) => Object.fromEntries([...fields, '_id'].map((f, i) => [f, dirs[i]])));
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(doc, { minLength: 1, maxLength: 12 }),
+          filter,
+          sort,
+          fc.nat(3),
+          fc.nat(5),
+          async (docs, f, so, skip, limit) => {
+            await scratch.deleteMany({});
+            await scratch.insertMany(
+              docs.map((d, i) => ({ _id: `g${String(i).padStart(2, '0')}`, ...d })) as Document[],
+            );
+            expect(await page(scratch, f, so, skip, limit)).toEqual(await reference(scratch, f, so, skip, limit));
+          },
+        ),
+        { numRuns: 150 },
+      );
+    });
   });
 });

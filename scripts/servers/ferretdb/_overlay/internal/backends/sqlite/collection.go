@@ -15,8 +15,9 @@
 // PATCHED (backoffice): a copy of FerretDB v1.24.2 internal/backends/sqlite/collection.go, laid
 // over a copy of the module at build time (scripts/stack/servers.ts). The changes: Query
 // and Explain build their WHERE clause with prepareWhereClause (prefilter.go) instead of pushing
-// down nothing but a filter of exactly {_id}, and lookups by _id use idColumn (prefilter.go), the
-// spelling of the unique index, so they use it. Lines marked PATCHED.
+// down nothing but a filter of exactly {_id}, Query orders rows by the sort the handler pushes down
+// (order.go), and lookups by _id use idColumn (prefilter.go), the spelling of the unique index, so
+// they use it. Lines marked PATCHED.
 
 package sqlite
 
@@ -77,7 +78,7 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 	whereClause, args := prepareWhereClause(params.Filter)
 
 	q += whereClause
-	q += prepareOrderByClause(params.Sort)
+	q += orderByClause(params.Sort) // PATCHED (backoffice): a sort on fields too, see order.go
 
 	if params.Limit != 0 {
 		q += ` LIMIT ?`
