@@ -41,6 +41,7 @@ import { connectMongo, ensureIndexes, type Mongo } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 import { claimId, productSkus, products, type SkuClaim } from '../shared/products/collections';
 import { normalizeProduct, skusOf } from '../shared/products/normalize';
+import { withSearch } from '../shared/products/search';
 import { buildFilter } from '../shared/products/query';
 import { crossFieldErrors, validateProductInput } from '../shared/products/rules';
 import type { ProductDoc } from '../shared/products/types';
@@ -232,7 +233,14 @@ function seedDocs(
   const normalized = normalizeProduct(input);
   const _id = new ObjectId();
   const productId = _id.toHexString();
-  const product = { ...normalized, _id, createdAt, updatedAt: createdAt, version: 1, tenantId } as ProductDoc;
+  const product = {
+    ...withSearch(normalized),
+    _id,
+    createdAt,
+    updatedAt: createdAt,
+    version: 1,
+    tenantId,
+  } as ProductDoc;
   // as Catalog.claim inserts them: keyed `<tenantId>:<SKU>`, then stamped with the tenant
   const claims = skusOf(normalized).map(({ sku, kind }): SkuClaim => ({
     _id: claimId(tenantId, sku),

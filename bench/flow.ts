@@ -61,6 +61,7 @@ import { jobs } from '../shared/jobs/collection';
 import { Catalog } from '../shared/products/catalog';
 import { claimId, productSkus, products, type SkuClaim } from '../shared/products/collections';
 import { normalizeProduct, skusOf } from '../shared/products/normalize';
+import { withSearch } from '../shared/products/search';
 import { crossFieldErrors, validateProductInput } from '../shared/products/rules';
 import type { ProductDoc } from '../shared/products/types';
 import { connectTemporal } from '../shared/temporal/connect';
@@ -187,7 +188,14 @@ function storedDocs(body: unknown, tenantId: string, createdAt: Date): { product
   if (errs.length) throw new Error(`a seed product is invalid: ${JSON.stringify(errs)}`);
   const normalized = normalizeProduct(input);
   const _id = new ObjectId();
-  const product = { ...normalized, _id, createdAt, updatedAt: createdAt, version: 1, tenantId } as ProductDoc;
+  const product = {
+    ...withSearch(normalized),
+    _id,
+    createdAt,
+    updatedAt: createdAt,
+    version: 1,
+    tenantId,
+  } as ProductDoc;
   const claims = skusOf(normalized).map(({ sku, kind }): SkuClaim => ({
     _id: claimId(tenantId, sku),
     sku,

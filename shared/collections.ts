@@ -4,6 +4,7 @@ import { authState } from './auth/auth-cache';
 import { idempotencyKeys } from './idempotency/keys';
 import { jobs } from './jobs/collection';
 import { products, productSkus } from './products/collections';
+import { dataUpgrades } from './products/search-backfill';
 import { orderComments, orders } from './orders/collections';
 import { bulkOperationItems, bulkOperations } from './bulk/operations';
 import { importErrors, importStaging } from './csv/staging';
@@ -33,6 +34,7 @@ export const allCollections: CollectionDef<any>[] = [
   apiKeys,
   authTokens,
   authState,
+  dataUpgrades,
   jobs,
   products,
   productSkus,

@@ -6,6 +6,7 @@ import { connectMongo, ensureIndexes } from '../shared/db/mongo';
 import { allCollections } from '../shared/collections';
 import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
+import { backfillProductSearch } from '../shared/products/search-backfill';
 import { relayOutbox } from '../shared/webhooks/relay';
 import { installWebhookRuntime } from '../shared/webhooks/runtime';
 import { workflowBundle } from './bundle';
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
     config.webhooks.relayIntervalMs,
   );
   relay.unref();
+  // products stored before their search field: in the background, once per database
+  void backfillProductSearch(mongo.db)
+    .then((count) => count !== null && log.info({ count }, 'products given their search text'))
+    .catch((err) => log.warn({ err }, 'search text backfill failed; the next start tries again'));
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

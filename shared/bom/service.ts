@@ -1,6 +1,7 @@
 import type { TenantDb } from '../db/tenant-db';
 import { AppError, type FieldError } from '../errors/catalog';
 import { Catalog } from '../products/catalog';
+import { contentOf } from '../products/content';
 import type { ProductDoc, ProductInput } from '../products/types';
 import { isMaterial, stockRecordsBySku } from '../materials/records';
 import { StockStore } from '../materials/stock';
@@ -137,6 +138,5 @@ export class BomService {
 
 /** A stored product as a write's input: without what the server manages. */
 function inputOf(doc: ProductDoc): ProductInput {
-  const { _id: _i, tenantId: _t, createdAt: _c, updatedAt: _u, version: _v, ...input } = doc;
-  return input as ProductInput;
+  return contentOf(doc) as unknown as ProductInput;
 }

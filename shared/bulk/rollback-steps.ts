@@ -4,6 +4,7 @@ import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { Catalog } from '../products/catalog';
 import { products, productSkus } from '../products/collections';
+import { contentOf } from '../products/content';
 import { skusOf } from '../products/normalize';
 import type { ProductDoc } from '../products/types';
 import { BulkOperations, beforeImage, type BulkOperationItem } from './operations';
@@ -14,12 +15,6 @@ export const CHANGED_SINCE = 'changed since the operation';
 type StepEnd = { done: true; afterVersion: number | null } | { done: false; reason: string };
 
 const changed: StepEnd = { done: false, reason: CHANGED_SINCE };
-
-/** A product's own content: what a restore puts back, without the bookkeeping every write moves. */
-function content(p: ProductDoc): Record<string, unknown> {
-  const { _id: _i, tenantId: _t, version: _v, createdAt: _c, updatedAt: _u, ...rest } = p;
-  return rest;
-}
 
 /**
  * The steps of one rollback, each safe to run again from any point it was stopped at. A step
@@ -166,7 +161,7 @@ export class RollbackSteps {
       if (err.code !== 'conflict') return { done: false, reason: err.message };
       current = await this.catalog.get(item.productId);
     }
-    if (!current || !isDeepStrictEqual(content(current), content(before))) return changed;
+    if (!current || !isDeepStrictEqual(contentOf(current), contentOf(before))) return changed;
     await this.settleClaims(current);
     return { done: true, afterVersion: current.version };
   }

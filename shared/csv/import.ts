@@ -9,7 +9,8 @@ import { presentProduct } from '../products/present';
 import type { ProductDoc, ProductInput } from '../products/types';
 import type { ParsedProduct } from './layout';
 import { applyChanges } from '../edits/apply';
-import { contentOf, patchBetween, type Patch } from '../edits/plan';
+import { patchBetween, type Patch } from '../edits/plan';
+import { contentOf } from '../products/content';
 import { skusOf } from '../products/normalize';
 
 export interface ImportOptions {
@@ -44,15 +45,6 @@ export type Plan =
   | { kind: 'skip'; parsed: ParsedProduct; reason: string }
   | { kind: 'error'; parsed: ParsedProduct; messages: string[] };
 
-const SERVER_FIELDS = ['_id', 'tenantId', 'createdAt', 'updatedAt', 'version'];
-
-/** The stored product as an input body (what a full update would send to keep it as it is). */
-function asInput(doc: ProductDoc): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(doc)) if (!SERVER_FIELDS.includes(k)) out[k] = v;
-  return out;
-}
-
 /**
  * The import's body over the stored product: the fields the file carries (or only those in
  * fieldsToUpdate) replace the stored ones; the rest stay. Variants keep their ids by SKU and
@@ -63,7 +55,7 @@ function overlay(
   body: Record<string, unknown>,
   fieldsToUpdate?: string[],
 ): Record<string, unknown> {
-  const merged = asInput(current);
+  const merged = contentOf(current);
   const fields = Object.keys(body).filter((k) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku');
   for (const k of fields) merged[k] = body[k];
   if (Array.isArray(merged.variants) && fields.includes('variants')) {

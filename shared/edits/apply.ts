@@ -2,6 +2,7 @@ import { BulkOperations, type BulkOperationItem } from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
+import { searchTextOf } from '../products/search';
 import type { Patch } from './plan';
 
 export interface Change {
@@ -35,6 +36,13 @@ const CONFLICT = 'changed by another request while the edit was applied; run the
  * product someone changed in between keeps their change: its record is dropped and it is
  * answered as a conflict.
  */
+/** The product's search text once the change is written (products/search.ts). */
+function searchAfter({ current, patch }: Change): string {
+  const after: Record<string, unknown> = { ...current, ...patch.set };
+  for (const k of patch.unset) delete after[k];
+  return searchTextOf(after as unknown as ProductDoc);
+}
+
 export async function applyChanges(
   tenantDb: TenantDb,
   operationId: string,
@@ -61,7 +69,12 @@ export async function applyChanges(
       updateOne: {
         filter: { _id: c.current._id, version: c.current.version },
         update: {
-          $set: { ...c.patch.set, updatedAt, version: c.current.version + 1 } as Partial<ProductDoc>,
+          $set: {
+            ...c.patch.set,
+            search: searchAfter(c),
+            updatedAt,
+            version: c.current.version + 1,
+          } as Partial<ProductDoc>,
           ...(c.patch.unset.length ? { $unset: Object.fromEntries(c.patch.unset.map((k) => [k, ''])) } : {}),
         },
       },

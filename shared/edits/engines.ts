@@ -6,7 +6,8 @@ import { newId } from '../ids';
 import { fieldSchemaAt, readField, writeField } from '../flows/fields';
 import { isFlowRunFailure, runFlow } from '../flows/run';
 import type { FlowDefinition } from '../flows/definition';
-import { contentOf, type Planner, type Proposal } from './plan';
+import { contentOf } from '../products/content';
+import type { Planner, Proposal } from './plan';
 import type { AiSpec } from './runs';
 
 /** What a flow's conditions may read besides the content: the server's fields (never written: flowErrors refuses them). */

@@ -15,7 +15,8 @@ import { productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { applyChanges, type Change } from './apply';
 import { editPages, editPatches, type EditPatchDoc } from './collections';
-import { contentOf, diffContent, diffsOf, planProposal, type PlannedOutcome, type Planner } from './plan';
+import { contentOf } from '../products/content';
+import { diffContent, diffsOf, planProposal, type PlannedOutcome, type Planner } from './plan';
 import { FieldSummaries, ZERO_COUNTS, type EditCounts, type PageResult, type ProductError } from './summary-rules';
 
 /** What a run edits and how; fixed for the whole run (a job's record keeps it). */

@@ -2,18 +2,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { AppError, type FieldError } from '../errors/catalog';
 import type { Catalog } from '../products/catalog';
 import { skusOf } from '../products/normalize';
+import { contentOf } from '../products/content';
 import type { ProductDoc, ProductInput } from '../products/types';
 import type { FieldDiff } from './summary-rules';
-
-/** Fields a product carries that are the server's, not content an edit proposes. */
-const SERVER_FIELDS = new Set(['_id', 'tenantId', 'createdAt', 'updatedAt', 'version']);
-
-/** A product's own content: what an edit reads and proposes (no id, tenant, version or timestamps). */
-export function contentOf(doc: ProductDoc): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(doc)) if (!SERVER_FIELDS.has(k)) out[k] = v;
-  return out;
-}
 
 /** The write that turns a product into the planned one: top-level fields set and removed. */
 export interface Patch {

@@ -1,3 +1,4 @@
+import { contentOf } from '../products/content';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError, type FieldError } from '../errors/catalog';
 import { stockRecordsBySku, unitsOf } from '../materials/records';
@@ -30,7 +31,6 @@ import {
  */
 
 /** The fields of a stored product the server manages, left out of what is written back. */
-const SERVER_FIELDS = ['_id', 'tenantId', 'createdAt', 'updatedAt', 'version'];
 const WRITE_ATTEMPTS = 3;
 /** Material and supply SKUs looked up at once. */
 const LOOKUP_BATCH = 25;
@@ -183,9 +183,7 @@ export class ModifierService {
       const current = await this.product(sku);
       const config = await next(current);
       if (!config) return current;
-      const input: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(current)) if (!SERVER_FIELDS.includes(k)) input[k] = v;
-      input.modifiersConfig = config;
+      const input = { ...contentOf(current), modifiersConfig: config };
       const prepared = await this.catalog.prepare(input as unknown as ProductInput);
       try {
         return await this.catalog.update(current, prepared);

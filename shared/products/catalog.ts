@@ -10,6 +10,7 @@ import { normalizeProduct, skusOf } from './normalize';
 import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
+import { withSearch } from './search';
 import type { ProductDoc, ProductInput } from './types';
 
 /** A claim older than this whose product does not exist is left over from a crashed write. */
@@ -224,7 +225,13 @@ export class Catalog {
   async insert(product: ProductInput, _id: ObjectId): Promise<ProductDoc> {
     await this.claim(skusOf(product), _id.toHexString());
     const now = new Date();
-    const doc: Omit<ProductDoc, 'tenantId'> = { ...product, _id, createdAt: now, updatedAt: now, version: 1 };
+    const doc: Omit<ProductDoc, 'tenantId'> = {
+      ...withSearch(product),
+      _id,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
     try {
       await this.products.insertOne(doc);
     } catch (err) {
@@ -274,7 +281,7 @@ export class Catalog {
         for (const i of failed) alone.add(claims[i].entry);
       });
     const batch = entries
-      .map((e, i) => ({ i, doc: { ...e.product, _id: e._id, createdAt: now, updatedAt: now, version: 1 } }))
+      .map((e, i) => ({ i, doc: { ...withSearch(e.product), _id: e._id, createdAt: now, updatedAt: now, version: 1 } }))
       .filter((b) => !alone.has(b.i));
     if (batch.length) {
       await this.products
@@ -342,7 +349,12 @@ export class Catalog {
     await this.claim(added, productId);
 
     const updatedAt = new Date();
-    const replacement = { ...product, createdAt: current.createdAt, updatedAt, version: current.version + 1 };
+    const replacement = {
+      ...withSearch(product),
+      createdAt: current.createdAt,
+      updatedAt,
+      version: current.version + 1,
+    };
     const unset = unsetOf(current, replacement);
     let written: ProductDoc | null;
     try {
@@ -382,7 +394,7 @@ export class Catalog {
    * whose product is gone is created again. Answers false when someone changed it since.
    */
   async restore(before: ProductDoc, expectedVersion: number): Promise<boolean> {
-    const { _id, tenantId: _t, version: _v, createdAt, updatedAt: _u, ...input } = before;
+    const { _id, tenantId: _t, version: _v, createdAt, updatedAt: _u, search: _s, ...input } = before;
     const current = await this.products.findOne({ _id });
     if (!current || current.version !== expectedVersion) return false;
     await this.write(current, input as ProductInput);

@@ -14,6 +14,8 @@ export const products = defineCollection<ProductDoc>({
     { key: { tenantId: 1, 'variants.sku': 1 } },
     { key: { tenantId: 1, 'bindings.channelId': 1 } },
     { key: { tenantId: 1, 'category.id': 1 } },
+    // search (search.ts): an unanchored regex scans the tenant's keys of this index, not its documents
+    { key: { tenantId: 1, search: 1 } },
   ],
 });
 

@@ -108,17 +108,13 @@ export function filtersFrom(q: Record<string, unknown>): ProductFilters {
 }
 
 /**
- * Text search without $text (not on FerretDB): each whitespace-separated token must match, case
- * insensitive, in the SKU, a variant SKU, the title, the brand or a tag.
+ * Text search without $text (not on FerretDB): each whitespace-separated token must be found, case
+ * insensitive, in the SKU, a variant SKU, the title, the brand or a tag. They are kept, lower-cased,
+ * in the product's `search` field (search.ts), so a token is one regular expression on that field.
  */
 export function searchClause(q: string): { clause: Filter<ProductDoc>; strategy: string } {
   const tokens = q.trim().split(/\s+/).filter(Boolean).slice(0, 10);
-  const one = (token: string): Filter<ProductDoc> => {
-    const re = new RegExp(escapeRegex(token), 'i');
-    return {
-      $or: [{ sku: re }, { 'variants.sku': re }, { 'title.value': re }, { brand: re }, { tags: re }],
-    } as Filter<ProductDoc>;
-  };
+  const one = (token: string): Filter<ProductDoc> => ({ search: new RegExp(escapeRegex(token.toLowerCase())) });
   if (tokens.length <= 1) return { clause: one(tokens[0] ?? ''), strategy: 'regex' };
   return { clause: { $and: tokens.map(one) } as Filter<ProductDoc>, strategy: 'tokens' };
 }

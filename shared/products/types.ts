@@ -86,4 +86,6 @@ export interface ProductDoc extends ProductInput {
   updatedAt: Date;
   /** Incremented by every write; a write is guarded by the version it read. */
   version: number;
+  /** SKUs, title, brand and tags, lower-cased, for search (search.ts); set by every write, never shown. */
+  search?: string;
 }

@@ -95,6 +95,7 @@ onMongo('on MongoDB, every listed query is served by a declared index', () => {
       buildSort('-createdAt') as Document,
     ],
     ['by tags', 'products', () => scope(buildFilter({ tags: ['t1'] }).filter)],
+    ['a search of two words', 'products', () => scope(buildFilter({ q: 'linen shirt' }).filter)],
     ['by price range', 'products', () => scope(buildFilter({ minPrice: 5, maxPrice: 20 }).filter)],
     ['by channel', 'products', () => scope(buildFilter({ channelId: 'ch1' }).filter)],
     ['the newest page', 'products', () => scope({}), buildSort('-createdAt') as Document],
