@@ -236,11 +236,21 @@ export class CsvJobs {
     };
   }
 
-  /** A retried start (same Idempotency-Key) answers with its job, whatever the rate. */
+  /**
+   * A retried start (same Idempotency-Key) answers with its job, whatever the rate. The key is
+   * looked up only when the allowance refuses: a start within it finds its job again in
+   * Jobs.start, so the common case makes no lookup here.
+   */
   private async checkRate(type: CsvJobType, idempotencyKey: string | undefined): Promise<void> {
     const { tenantDb, jobs } = this.deps;
-    const repeated = idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type, idempotencyKey }));
-    if (!repeated) await checkJobRate(tenantDb, jobs);
+    try {
+      await checkJobRate(tenantDb, jobs);
+    } catch (err) {
+      const refused = err instanceof AppError && err.status === 429;
+      if (refused && idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type, idempotencyKey })))
+        return;
+      throw err;
+    }
   }
 
   /** The tenant's job of this type, settled (a workflow that ended unrecorded is recorded failed); 404 otherwise. */

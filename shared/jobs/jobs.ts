@@ -42,10 +42,6 @@ export class Jobs {
     job: StartJob<D>,
   ): Promise<{ job: JobRecord; created: boolean }> {
     const col = tenantDb.collection(jobs);
-    if (job.idempotencyKey) {
-      const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
-      if (existing) return { job: existing, created: false };
-    }
     const jobId = newId(job.prefix);
     const now = new Date();
     const record: JobRecord = {
@@ -65,7 +61,8 @@ export class Jobs {
     try {
       await col.insertOne(record);
     } catch (err) {
-      // a concurrent start with the same Idempotency-Key won the race: answer with its job
+      // the unique index answers a repeated Idempotency-Key (a retry, or a concurrent start that
+      // won the race) without a lookup before every start: answer with its job
       if (!isDuplicateKeyError(err) || !job.idempotencyKey) throw err;
       const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
       if (!existing) throw err;

@@ -269,6 +269,38 @@ describe('errors', () => {
     expectError(res, 429, 'rate-limited');
     expect(res.headers.get('retry-after')).toBe('30');
   });
+
+  test('a retried start (same Idempotency-Key) answers its job even once the allowance is used up', async () => {
+    const t = await deps.tenantWithKey();
+    const theirs = api.as(t.key);
+    const body = { s3Key: await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), theirs) };
+    const headers = { 'idempotency-key': `idem-${sku()}` };
+    const first = await theirs.post('/products/bulk/csv/import', body, { headers });
+    expect(first.status).toBe(202);
+    const now = new Date();
+    await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
+      [1, 2, 3].map((i) => ({
+        _id: `csvimp_full${i}${Date.now()}`,
+        type: 'csv-import',
+        workflowId: 'x',
+        status: 'processing' as const,
+        idempotencyKey: `full${i}`,
+        input: {},
+        result: null,
+        error: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+      })),
+    );
+    const again = await theirs.post('/products/bulk/csv/import', body, { headers });
+    expect([again.status, again.body.jobId]).toEqual([202, first.body.jobId]);
+    const other = await theirs.post('/products/bulk/csv/import', body, {
+      headers: { 'idempotency-key': `idem-${sku()}` },
+    });
+    expectError(other, 429, 'rate-limited');
+    expect(await new TenantDb(deps.db, t.tenantId).collection(jobs).countDocuments({ type: 'csv-import' })).toBe(4);
+  });
 });
 
 test('a job whose workflow an operator terminated ends failed, and frees its running slot', async () => {
