@@ -26,8 +26,10 @@ import { join, relative, resolve } from 'node:path';
  *   which also makes each write command atomic (serialize.go). Its cache key hashes that module.
  *   Files under its `_overlay/` replace or add files of the FerretDB module at build time (a
  *   patched copy of the module replaces it): the SQLite backend pushes query filters down into
- *   SQL (_overlay/internal/backends/sqlite/prefilter.go) and a find's sort with them (sqlite/order.go,
- *   handler/sort_pushdown.go, handler/msg_find.go, backends/collection.go), the leak-detection tracking that
+ *   SQL (_overlay/internal/backends/sqlite/prefilter.go), a page's sort with them (sqlite/order.go,
+ *   handler/sort_pushdown.go, handler/msg_find.go, backends/collection.go) and counts whose filter
+ *   has an exact SQL form (sqlite/exact.go, count.go, handler/count_pushdown.go, msg_aggregate.go,
+ *   msg_count.go, decorators/oplog/collection.go), the leak-detection tracking that
  *   cost 13% of its CPU is gone (_overlay/internal/util/resource/resource.go), and an update
  *   command closes each statement's query before the next (_overlay/internal/handler/msg_update.go:
  *   upstream held them all, and a bulk of 100 or more updates deadlocked every write).

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ObjectId, type Collection, type Document } from 'mongodb';
+import { Binary, BSONRegExp, Long, ObjectId, type Collection, type Document } from 'mongodb';
 import { TestDeps } from '../helpers/stack';
 
 /**
@@ -12,6 +12,11 @@ import { TestDeps } from '../helpers/stack';
  * A sort on top-level fields goes down too (scripts/servers/ferretdb/_overlay/internal/backends/sqlite/order.go
  * and internal/handler/sort_pushdown.go): SQL orders the rows and a page stops after its limit. The
  * reference for a sorted page is the same page through aggregate, whose $sort FerretDB runs in Go.
+ *
+ * A count (countDocuments, which is aggregate [$match, $group {$sum: 1}], and the count command)
+ * is answered in SQL where the filter has an exact SQL form E (backends/sqlite/exact.go, count.go,
+ * handler/count_pushdown.go): rows of the superset where E holds are counted, the others decoded
+ * and tested. The reference count is the double $nor again, which has no exact form.
  */
 let deps: TestDeps;
 
@@ -204,6 +209,238 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  test('a field holding a regular expression matches the same expression, pushed down or not', async () => {
+    // FerretDB compares a stored regex with the query's (same "(?opts)pattern"), and sjson stores it
+    // as its pattern's JSON string: "a\\.b" does not contain the literal a.b
+    const stored = deps.db.collection('test_prefilter_stored_regex');
+    await stored.deleteMany({});
+    await stored.insertMany([
+      { _id: 'r1', a: new BSONRegExp('a\\.b', '') },
+      { _id: 'r2', c: { a: new BSONRegExp('a\\.b', '') } },
+      { _id: 'r3', a: new BSONRegExp('(?i)linen', '') },
+      { _id: 'r4', a: new BSONRegExp('linen', '') },
+      { _id: 'r5', a: 'xa.by' },
+    ] as Document[]);
+    const cases: Array<[Document, string[]]> = [
+      [{ a: /a\.b/ }, ['r1', 'r5']],
+      [{ a: { $regex: 'a\\.b' } }, ['r1', 'r5']],
+      [{ 'c.a': /a\.b/ }, ['r2']],
+      [{ a: /linen/i }, ['r3']],
+      [{ a: /linen/ }, ['r4']],
+    ];
+    for (const [filter, expected] of cases) {
+      expect(await ids(stored, unpushed(filter))).toEqual(expected);
+      expect(await ids(stored, filter)).toEqual(expected);
+      expect(await stored.countDocuments(filter)).toBe(expected.length);
+    }
+  });
+
+  describe('count pushdown', () => {
+    /** The count the driver's countDocuments gets, and the count command's. */
+    async function counts(col: Collection<Document>, filter: Document): Promise<[number, number]> {
+      const res = await col.db.command({ count: col.collectionName, query: filter });
+      return [await col.countDocuments(filter), res.n as number];
+    }
+
+    test('a search count with an index on (tenantId, search), by regex and by $regex', async () => {
+      const products = deps.db.collection('test_prefilter_count_search');
+      await products.deleteMany({});
+      await products.createIndex({ tenantId: 1, search: 1 });
+      await products.insertMany([
+        // as the app stores it (shared/products/search.ts): parts on lines of their own
+        { _id: 'p1', tenantId: 'ten_a', search: 'sku-1\nlinen shirt\nacme' },
+        { _id: 'p2', tenantId: 'ten_a', search: 'sku-2\ncotton shirt' },
+        { _id: 'p3', tenantId: 'ten_a', search: 'washed linen towel' },
+        { _id: 'p4', tenantId: 'ten_b', search: 'linen shirt' },
+        { _id: 'p5', tenantId: 'ten_a', search: 'a "linen" quote' }, // escaped in JSON: decoded, still counted
+        { _id: 'p6', tenantId: 'ten_a', search: ['linen', 'array'] }, // an array: decoded, still counted
+        { _id: 'p7', tenantId: 'ten_a', search: new BSONRegExp('linen', '') }, // a stored regex equal to the query's
+        { _id: 'p8', tenantId: 'ten_a', search: new BSONRegExp('linens', '') }, // not equal: no match
+        { _id: 'p9', tenantId: 'ten_a', title: 'linen', search: null },
+        { _id: 'p10', tenantId: 'ten_a', description: 'linen' },
+        { _id: 'p11', tenantId: 'ten_a', search: 'tab\there line\u2028sep <b>' }, // JSON: tab\\there …\\u2028 \\u003cb\\u003e
+        // JSON strings that are not strings: an ObjectId's hex, a binary's base64
+        { _id: 'p12', tenantId: 'ten_a', search: new ObjectId('cafe00000000000000000001') },
+        { _id: 'p13', tenantId: 'ten_a', search: new Binary(Buffer.from('linenAAA', 'base64')) },
+      ] as Document[]);
+      const search = { tenantId: 'ten_a', search: /linen/ };
+      expect(await counts(products, search)).toEqual([5, 5]);
+      expect(await counts(products, { tenantId: 'ten_a', search: { $regex: 'linen' } })).toEqual([5, 5]);
+      expect(await counts(products, { tenantId: 'ten_a', $and: [{ search: /linen/ }, { search: /shirt/ }] })).toEqual([
+        1, 1,
+      ]);
+      expect(await products.countDocuments(unpushed(search))).toBe(5);
+      // literals that the JSON text of an escaped string holds, and the string does not
+      for (const literal of ['there', 'u2028s', '003cb']) {
+        expect(await counts(products, { tenantId: 'ten_a', search: { $regex: literal } })).toEqual([0, 0]);
+        expect(await counts(products, { tenantId: 'ten_a', search: new RegExp(literal, 'i') })).toEqual([0, 0]);
+      }
+      expect(await counts(products, { tenantId: 'ten_a', search: /here/ })).toEqual([1, 1]);
+      expect(await counts(products, { tenantId: 'ten_a', search: /nlinen/ })).toEqual([0, 0]); // "\nlinen" in JSON
+      for (const filter of [{ search: /cafe/ }, { search: 'cafe00000000000000000001' }, { search: 'linenAAA' }]) {
+        expect(await counts(products, { tenantId: 'ten_a', ...filter })).toEqual([0, 0]);
+      }
+      expect(await ids(products, search)).toEqual(['p1', 'p3', 'p5', 'p6', 'p7']);
+      const { plan } = await explain(products, search);
+      expect(plan).toMatch(/USING INDEX \w+_tenantId_1_search_1/);
+    });
+
+    test('nothing matches: countDocuments answers 0, and the aggregate no document', async () => {
+      const col = deps.db.collection('test_prefilter');
+      expect(await counts(col, { tenantId: 't1', brand: 'Nobody' })).toEqual([0, 0]);
+      expect(await counts(col, { tenantId: 'nobody' })).toEqual([0, 0]);
+      const pipeline = [{ $match: { tenantId: 'nobody' } }, { $group: { _id: 1, n: { $sum: 1 } } }];
+      expect(await col.aggregate(pipeline).toArray()).toEqual([]);
+      expect(await deps.db.collection('test_prefilter_no_such_collection').countDocuments({ a: 'x' })).toBe(0);
+    });
+
+    test('the counting $group answers as FerretDB would: its _id, the count as an int or a long', async () => {
+      const col = deps.db.collection('test_prefilter');
+      for (const [id, sum] of [
+        [1, 1],
+        ['all', 1],
+        [null, 1],
+        [true, new Long(1)],
+        [2.5, new Long(1)],
+      ] as Array<[unknown, unknown]>) {
+        for (const filter of [{ tenantId: 't1' }, { tenantId: 't1', brand: /acme/i }, {}]) {
+          const answer = async (f: Document) =>
+            col
+              .aggregate([{ $match: f }, { $group: { _id: id, count: { $sum: sum } } }], { useBigInt64: true })
+              .toArray();
+          const got = await answer(filter);
+          expect(got).toEqual(await answer(unpushed(filter)));
+          expect(got).toHaveLength(1);
+        }
+      }
+    });
+
+    test('other $group stages are not taken for a count', async () => {
+      const col = deps.db.collection('test_prefilter');
+      const filter = { tenantId: 't1', status: { $in: ['active', 'draft'] } };
+      const byBrand = async (f: Document, group: Document) => {
+        const docs = await col.aggregate([{ $match: f }, { $group: group }]).toArray();
+        return docs.sort((x, y) => JSON.stringify(x._id).localeCompare(JSON.stringify(y._id)));
+      };
+      for (const group of [
+        { _id: '$brand', n: { $sum: 1 } },
+        { _id: 1, n: { $sum: 2 } },
+        { _id: 1, n: { $sum: '$price' } },
+        { _id: 1, n: { $count: {} } },
+        { _id: { k: 1 }, n: { $sum: 1 } },
+        { _id: 1, n: { $sum: 1 }, m: { $sum: 1 } },
+      ]) {
+        const got = await byBrand(filter, group);
+        expect(got).toEqual(await byBrand(unpushed(filter), group));
+      }
+      expect((await byBrand(filter, { _id: '$brand', n: { $sum: 1 } })).length).toBeGreaterThan(1);
+      // skip and limit go the usual way
+      expect(await col.countDocuments(filter, { skip: 2, limit: 3 })).toBe(3);
+      expect(await col.countDocuments(filter, { skip: 6 })).toBe(1);
+    });
+
+    test('generated documents and filters: every count equals the reference', async () => {
+      const scratch = deps.db.collection('test_prefilter_count_fuzz');
+      // values whose JSON text in sjson is a string without being one: ObjectIds (hex), binaries
+      // (base64) and regular expressions (their pattern), holding the literals and words below
+      const oids = ['cafe00000000000000000001', '65a000000000000000000001', '0000000000000000000dead0'];
+      const odd = fc.constantFrom<unknown>(
+        ...oids.map((h) => new ObjectId(h)),
+        new Binary(Buffer.from('cafe', 'base64')),
+        new Binary(Buffer.from('AcmeAcme', 'base64')),
+        new Binary(Buffer.from('linenAAA', 'base64')),
+        new BSONRegExp('Acme', ''),
+        new BSONRegExp('linen', ''),
+        new BSONRegExp('linens', 'i'),
+        new BSONRegExp('a\\.b', ''),
+        new BSONRegExp('active', ''),
+      );
+      const strings = [...WORDS, 'a.b', 'x a.b y', 'café', 'cafe', 'AcmeAcme', 'dead', ...oids];
+      const word = fc.constantFrom(...strings);
+      const scalar = fc.oneof(
+        { weight: 6, arbitrary: word },
+        { weight: 1, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.integer({ min: 0, max: 3 }) },
+        { weight: 2, arbitrary: odd },
+        { weight: 2, arbitrary: fc.constantFrom('tab\there', 'line\u2028sep', '<b>&amp;', 'a"quote') },
+      );
+      const value = fc.oneof(
+        { weight: 4, arbitrary: scalar },
+        { weight: 1, arbitrary: fc.array(scalar, { maxLength: 3 }) },
+      );
+      const doc = fc.record({ a: value, b: value, c: fc.record({ a: value }) }, { requiredKeys: [] });
+      const field = fc.constantFrom('a', 'b', 'c.a', '_id');
+      // literals: words, hex-only ones an ObjectId's hex holds, ones the pattern escapes, and ones
+      // that only the JSON text of an escaped string holds ('tab\there' is "tab\\there")
+      const literal = fc.oneof(
+        { weight: 1, arbitrary: fc.constantFrom('there', 'u2028s', '003cb', 'u003e') },
+        {
+          weight: 2,
+          arbitrary: fc.constantFrom(
+            ...strings.filter((w) => w && !w.includes('\u2028')),
+            'lin',
+            'ACM',
+            'cme',
+            'kettle',
+            'glass',
+            'e b',
+            'cafe',
+            'ace',
+            'dead',
+            '65a0',
+            '0001',
+            'g0',
+          ),
+        },
+      );
+      const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const regex = fc.record({ s: literal, i: fc.boolean(), form: fc.nat(2) }).map(({ s, i, form }) => {
+        if (form === 0) return new RegExp(escape(s), i ? 'i' : '');
+        return i ? { $regex: escape(s), $options: 'i' } : { $regex: escape(s) };
+      });
+      const leaf = fc.oneof(
+        fc.record({ f: field, v: word }).map(({ f, v }) => ({ [f]: v })),
+        fc.record({ f: field, v: word }).map(({ f, v }) => ({ [f]: { $eq: v } })),
+        fc
+          .record({ f: field, vs: fc.array(word, { minLength: 1, maxLength: 3 }) })
+          .map(({ f, vs }) => ({ [f]: { $in: vs } })),
+        fc.record({ f: field, r: regex }).map(({ f, r }) => ({ [f]: r })),
+        fc.record({ f: field, r: regex }).map(({ f, r }) => ({ [f]: r })),
+        fc.record({ f: field, r: regex }).map(({ f, r }) => ({ [f]: r })),
+        // shapes without an exact form: counted the usual way
+        fc.record({ f: field }).map(({ f }) => ({ [f]: null })),
+        fc.record({ f: field, v: word }).map(({ f, v }) => ({ [f]: { $ne: v } })),
+        fc.record({ f: field, s: literal }).map(({ f, s }) => ({ [f]: new RegExp('^' + escape(s)) })),
+        fc.record({ f: field, n: fc.integer({ min: 0, max: 3 }) }).map(({ f, n }) => ({ [f]: n })),
+      );
+      const filter: fc.Arbitrary<Document> = fc.oneof(
+        leaf,
+        fc.array(leaf, { minLength: 1, maxLength: 3 }).map((xs) => ({ $and: xs })),
+        fc.array(leaf, { minLength: 1, maxLength: 3 }).map((xs) => ({ $or: xs })),
+        fc.tuple(leaf, leaf).map(([x, y]) => ({ ...x, ...y })),
+        fc.tuple(leaf, fc.array(leaf, { minLength: 1, maxLength: 2 })).map(([x, ys]) => ({ ...x, $or: ys })),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(doc, { minLength: 1, maxLength: 12 }),
+          fc.array(filter, { minLength: 1, maxLength: 5 }),
+          async (docs, filters) => {
+            await scratch.deleteMany({});
+            await scratch.insertMany(docs.map((d, i) => ({ _id: `g${i}`, ...d })) as Document[]);
+            for (const f of filters) {
+              const reference = await scratch.countDocuments(unpushed(f));
+              const found = await ids(scratch, f);
+              expect(found).toEqual(await ids(scratch, unpushed(f)));
+              expect(await counts(scratch, f)).toEqual([reference, reference]);
+              expect(found).toHaveLength(reference);
+            }
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
   });
 
   describe('sort pushdown', () => {

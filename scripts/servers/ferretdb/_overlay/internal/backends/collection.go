@@ -1,5 +1,5 @@
 // Replaces (backoffice) FerretDB v1.24.2's internal/backends/collection.go at build time
-// (scripts/stack/servers.ts lays _overlay/ over a copy of the module); the change is marked PATCHED.
+// (scripts/stack/servers.ts lays _overlay/ over a copy of the module); the changes are marked PATCHED.
 
 // Copyright 2021 FerretDB Inc.
 //
@@ -128,6 +128,50 @@ func (cc *collectionContract) Query(ctx context.Context, params *QueryParams) (*
 	}
 
 	res, err := cc.c.Query(ctx, params)
+	if err != nil {
+		span.SetStatus(otelcodes.Error, "")
+	}
+
+	checkError(err)
+
+	return res, err
+}
+
+// PATCHED (backoffice): an exact count in the backend (sqlite/count.go), for the handler's count
+// and countDocuments (handler/count_pushdown.go). Not part of Collection, which other backends
+// implement: the handler finds it by a type assertion on the contract wrapper below.
+
+// ExactCounter is implemented by the contract wrapper, for every backend; a backend itself
+// implements it to count.
+type ExactCounter interface {
+	CountExact(context.Context, *CountExactParams) (*CountExactResult, error)
+}
+
+// CountExactParams represents the parameters of ExactCounter.CountExact.
+type CountExactParams struct {
+	Filter *types.Document
+
+	// Match is the real filter, run on every document the backend cannot vouch for.
+	Match func(*types.Document) (bool, error)
+}
+
+// CountExactResult represents the results of ExactCounter.CountExact.
+type CountExactResult struct {
+	Count int64
+	Exact bool // false: nothing was counted; count the usual way
+}
+
+// CountExact counts the documents that match Filter, exactly, or returns Exact false.
+func (cc *collectionContract) CountExact(ctx context.Context, params *CountExactParams) (*CountExactResult, error) {
+	counter, ok := cc.c.(ExactCounter)
+	if !ok {
+		return new(CountExactResult), nil
+	}
+
+	ctx, span := otel.Tracer("").Start(ctx, "CountExact")
+	defer span.End()
+
+	res, err := counter.CountExact(ctx, params)
 	if err != nil {
 		span.SetStatus(otelcodes.Error, "")
 	}
@@ -472,5 +516,6 @@ func (cc *collectionContract) DropIndexes(ctx context.Context, params *DropIndex
 
 // check interfaces
 var (
-	_ Collection = (*collectionContract)(nil)
+	_ Collection   = (*collectionContract)(nil)
+	_ ExactCounter = (*collectionContract)(nil) // PATCHED (backoffice)
 )
