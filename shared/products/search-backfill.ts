@@ -32,10 +32,7 @@ export async function backfillProductSearch(db: Db): Promise<number | null> {
   const marks = db.collection<DataUpgrade>(dataUpgrades.name);
   if (await marks.findOne({ _id: UPGRADE })) return null;
   const raw = db.collection<ProductDoc>(products.name);
-  let count = 0;
-  for (;;) {
-    const batch = await raw.find({ search: { $exists: false } }, { limit: BATCH }).toArray();
-    if (!batch.length) break;
+  const write = async (batch: ProductDoc[]): Promise<number> => {
     const res = await raw.bulkWrite(
       batch.map((p) => ({
         updateOne: {
@@ -45,8 +42,20 @@ export async function backfillProductSearch(db: Db): Promise<number | null> {
       })),
       { ordered: false },
     );
-    count += res.modifiedCount;
+    return res.modifiedCount;
+  };
+  // one pass over one cursor: a query per batch would scan the collection again each time
+  let count = 0;
+  let batch: ProductDoc[] = [];
+  const projection = { sku: 1, variants: 1, title: 1, brand: 1, tags: 1 };
+  for await (const p of raw.find({ search: { $exists: false } }, { projection, batchSize: BATCH })) {
+    batch.push(p);
+    if (batch.length === BATCH) {
+      count += await write(batch);
+      batch = [];
+    }
   }
+  if (batch.length) count += await write(batch);
   await marks.updateOne({ _id: UPGRADE }, { $setOnInsert: { doneAt: new Date(), count } }, { upsert: true });
   return count;
 }
