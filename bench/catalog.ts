@@ -45,17 +45,10 @@ import { withSearch } from '../shared/products/search';
 import { buildFilter } from '../shared/products/query';
 import { crossFieldErrors, validateProductInput } from '../shared/products/rules';
 import type { ProductDoc } from '../shared/products/types';
+import { intEnv } from './support';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
-
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer; got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 const PRODUCTS = intEnv('BENCH_PRODUCTS', 50_000);
 const SECONDS = intEnv('BENCH_SECONDS', 10);

@@ -27,7 +27,6 @@
  * baseline's balances (exit code 1 otherwise). Writes bench/results/consumption.md; the header
  * names the commit measured (and any uncommitted change to shared/ or api/).
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,6 +49,7 @@ import { StockStore } from '../shared/materials/stock';
 import { materialConsumptions } from '../shared/consumption/collections';
 import { ConsumptionService } from '../shared/consumption/service';
 import { Catalog } from '../shared/products/catalog';
+import { codeVersion } from './support';
 
 const OPS = Number(process.env.BENCH_OPS ?? 300);
 const IN_FLIGHT = (process.env.BENCH_IN_FLIGHT ?? '1,8,32').split(',').map(Number);
@@ -204,24 +204,6 @@ function ferretdbPid(stack: Stack, uri: string): number | null {
     // no /proc
   }
   return null;
-}
-
-/** The commit measured, and whether the code it runs differs from it. */
-function codeVersion(): string {
-  try {
-    const root = resolve(__dirname, '..');
-    const commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-    // not trimmed as a whole: each porcelain line starts with two status columns, the first often a space
-    const changed = execSync('git status --porcelain -- shared api', { cwd: root }).toString().trimEnd();
-    return changed
-      ? `${commit} with uncommitted changes to ${changed
-          .split('\n')
-          .map((l) => l.slice(3))
-          .join(', ')}`
-      : commit;
-  } catch {
-    return 'unknown';
-  }
 }
 
 async function main(): Promise<number> {

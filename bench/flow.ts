@@ -30,7 +30,6 @@
  * Environment: BENCH_PRODUCTS (50000), BENCH_PROFILE_PAGES (4), BENCH_KEEP_DATA=1 (keep the data
  * directory), BENCH_LOG_LEVEL (warn), EDIT_PAGE_SIZE (500, as the worker reads it).
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -65,14 +64,7 @@ import { withSearch } from '../shared/products/search';
 import { crossFieldErrors, validateProductInput } from '../shared/products/rules';
 import type { ProductDoc } from '../shared/products/types';
 import { connectTemporal } from '../shared/temporal/connect';
-
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer; got ${JSON.stringify(raw)}`);
-  return n;
-}
+import { intEnv, codeVersion } from './support';
 
 const PRODUCTS = intEnv('BENCH_PRODUCTS', 50_000);
 const PROFILE_PAGES = intEnv('BENCH_PROFILE_PAGES', 4);
@@ -500,25 +492,6 @@ async function profile(stack: Stack, database: string, tenantId: string, ferretd
     };
   } finally {
     await client.close();
-  }
-}
-
-/** The commit measured, and whether the code it runs differs from it. */
-function codeVersion(): string {
-  try {
-    const commit = execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim();
-    // not trimmed as a whole: each porcelain line starts with two status columns, the first often a space
-    const changed = execSync('git status --porcelain -- shared api workflows activities', { cwd: ROOT })
-      .toString()
-      .trimEnd();
-    return changed
-      ? `${commit} with uncommitted changes to ${changed
-          .split('\n')
-          .map((l) => l.slice(3))
-          .join(', ')}`
-      : commit;
-  } catch {
-    return 'unknown';
   }
 }
 

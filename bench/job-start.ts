@@ -40,7 +40,6 @@
  * Environment: BENCH_TENANTS (250), BENCH_SEQUENTIAL (200), BENCH_CONCURRENT (400),
  * BENCH_IN_FLIGHT (8), BENCH_PROFILE (80), BENCH_WARMUP (20), BENCH_KEEP_DATA=1, BENCH_LOG_LEVEL (warn).
  */
-import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -64,14 +63,7 @@ import { createS3Client } from '../shared/s3/client';
 import { connectTemporal } from '../shared/temporal/connect';
 import { JOB_TYPE, TENANT_ID } from '../shared/temporal/search-attributes';
 import { workflowIdFor } from '../shared/temporal/workflow-ids';
-
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer; got ${JSON.stringify(raw)}`);
-  return n;
-}
+import { intEnv, codeVersion } from './support';
 
 const TENANTS = intEnv('BENCH_TENANTS', 250);
 const SEQUENTIAL = intEnv('BENCH_SEQUENTIAL', 200);
@@ -355,25 +347,6 @@ async function presentKeys(base: string, tenants: BenchTenant[]): Promise<void> 
     await res.text();
     if (res.status !== 404) throw new Error(`presenting a key: ${res.status}`);
   });
-}
-
-/** The commit measured, and whether the code it runs differs from it. */
-function codeVersion(): string {
-  try {
-    const commit = execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim();
-    // not trimmed as a whole: each porcelain line starts with two status columns, the first often a space
-    const changed = execSync('git status --porcelain -- shared api workflows activities', { cwd: ROOT })
-      .toString()
-      .trimEnd();
-    return changed
-      ? `${commit} with uncommitted changes to ${changed
-          .split('\n')
-          .map((l) => l.slice(3))
-          .join(', ')}`
-      : commit;
-  } catch {
-    return 'unknown';
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

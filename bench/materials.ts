@@ -25,7 +25,6 @@
  * where it must (exit code 1 otherwise). Writes bench/results/materials.md; the header names the
  * commit measured (and any uncommitted change to shared/ or api/).
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,6 +37,7 @@ import { mapLimit } from '../shared/concurrency';
 import { LocationService } from '../shared/locations/service';
 import { materialStock, recordId, type StockDoc } from '../shared/materials/collections';
 import { StockStore } from '../shared/materials/stock';
+import { codeVersion } from './support';
 
 const OPS = Number(process.env.BENCH_OPS ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -149,24 +149,6 @@ class CommandLog {
       return c.n ? `${(c.n / ops).toFixed(2)} (${(c.ms / c.n).toFixed(1)} ms)` : '0';
     };
     return `| ${per('find')} | ${per('update')} | ${per('insert')} | ${(this.missedUpdates / ops).toFixed(2)} | ${(all.n / ops).toFixed(2)} | ${(all.ms / ops).toFixed(1)} | ${((seconds * 1000) / ops).toFixed(1)} |`;
-  }
-}
-
-/** The commit measured, and whether the code it runs differs from it. */
-function codeVersion(): string {
-  try {
-    const root = resolve(__dirname, '..');
-    const commit = execSync('git rev-parse --short HEAD', { cwd: root }).toString().trim();
-    // not trimmed as a whole: each porcelain line starts with two status columns, the first often a space
-    const changed = execSync('git status --porcelain -- shared api', { cwd: root }).toString().trimEnd();
-    return changed
-      ? `${commit} with uncommitted changes to ${changed
-          .split('\n')
-          .map((l) => l.slice(3))
-          .join(', ')}`
-      : commit;
-  } catch {
-    return 'unknown';
   }
 }
 
