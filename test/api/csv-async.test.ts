@@ -51,6 +51,29 @@ async function finished(jobId: string, client = api) {
 
 const startImport = (body: Record<string, unknown>, client = api) => client.post('/products/bulk/csv/import', body);
 
+/**
+ * Running csv-import jobs of a tenant whose workflows cannot be found: each holds one of its
+ * async slots (Jobs.settle counts such a job as running).
+ */
+async function holdRunningSlots(tenantId: string, n: number, tag: string): Promise<void> {
+  const now = new Date();
+  await new TenantDb(deps.db, tenantId).collection(jobs).insertMany(
+    Array.from({ length: n }, (_, i) => ({
+      _id: `csvimp_${tag}${i + 1}${Date.now()}`,
+      type: 'csv-import',
+      workflowId: 'x',
+      status: 'processing' as const,
+      idempotencyKey: `${tag}${i + 1}`,
+      input: {},
+      result: null,
+      error: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    })),
+  );
+}
+
 test('upload-url: a presigned POST under the tenant prefix, 600 s, up to 25 MiB, SSE', async () => {
   const res = await api.post('/products/bulk/csv/upload-url');
   expect(res.body).toMatchObject({
@@ -249,22 +272,7 @@ describe('errors', () => {
   test('too many async jobs running → 429 rate-limited with Retry-After', async () => {
     const t = await deps.tenantWithKey();
     const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), api.as(t.key));
-    const now = new Date();
-    await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
-      [1, 2, 3].map((i) => ({
-        _id: `csvimp_busy${i}${Date.now()}`,
-        type: 'csv-import',
-        workflowId: 'x',
-        status: 'processing' as const,
-        idempotencyKey: `busy${i}`,
-        input: {},
-        result: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-      })),
-    );
+    await holdRunningSlots(t.tenantId, 3, 'busy');
     const res = await startImport({ s3Key }, api.as(t.key));
     expectError(res, 429, 'rate-limited');
     expect(res.headers.get('retry-after')).toBe('30');
@@ -277,22 +285,7 @@ describe('errors', () => {
     const headers = { 'idempotency-key': `idem-${sku()}` };
     const first = await theirs.post('/products/bulk/csv/import', body, { headers });
     expect(first.status).toBe(202);
-    const now = new Date();
-    await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
-      [1, 2, 3].map((i) => ({
-        _id: `csvimp_full${i}${Date.now()}`,
-        type: 'csv-import',
-        workflowId: 'x',
-        status: 'processing' as const,
-        idempotencyKey: `full${i}`,
-        input: {},
-        result: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-      })),
-    );
+    await holdRunningSlots(t.tenantId, 3, 'full');
     const again = await theirs.post('/products/bulk/csv/import', body, { headers });
     expect([again.status, again.body.jobId]).toEqual([202, first.body.jobId]);
     const other = await theirs.post('/products/bulk/csv/import', body, {
@@ -306,23 +299,8 @@ describe('errors', () => {
 test('a job whose workflow an operator terminated ends failed, and frees its running slot', async () => {
   const t = await deps.tenantWithKey();
   const theirs = api.as(t.key);
-  const now = new Date();
   // two jobs hold slots (their workflows cannot be found: they count as running)
-  await new TenantDb(deps.db, t.tenantId).collection(jobs).insertMany(
-    [1, 2].map((i) => ({
-      _id: `csvimp_held${i}${Date.now()}`,
-      type: 'csv-import',
-      workflowId: 'x',
-      status: 'processing' as const,
-      idempotencyKey: `held${i}`,
-      input: {},
-      result: null,
-      error: null,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
-    })),
-  );
+  await holdRunningSlots(t.tenantId, 2, 'held');
   const rows = Array.from({ length: 2000 }, () => ({ sku: sku(), title: 'x', price: 1 }));
   const started = await startImport({ s3Key: await upload(csv(rows), theirs) }, theirs);
   expect(started.status).toBe(202);
