@@ -24,9 +24,3 @@ export function searchTextOf(p: Searchable): string {
 export function withSearch<T extends Searchable>(p: T): T & { search: string } {
   return { ...p, search: searchTextOf(p) };
 }
-
-/** The product without the stored search text: what the API shows and compares. */
-export function withoutSearch<T extends object>(p: T): Omit<T, 'search'> {
-  const { search: _s, ...rest } = p as T & { search?: string };
-  return rest;
-}

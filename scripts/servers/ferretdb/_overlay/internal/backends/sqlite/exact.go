@@ -203,8 +203,14 @@ func fieldValue(f string) string {
 	return fmt.Sprintf(`%s->>%s`, metadata.DefaultColumn, quotePath("$", f))
 }
 
+// fieldType is a top-level field's BSON type as the document's sjson schema records it ($s.p.<f>.t),
+// NULL when the field is missing.
+func fieldType(f string) string {
+	return fmt.Sprintf(`%s->>%s`, metadata.DefaultColumn, quotePath(`$."$s".p`, f, "t"))
+}
+
 // stringField adds to c that the top-level field f is a string in the document's sjson schema.
 func stringField(f string, c *condition) *condition {
-	typ := &condition{sql: fmt.Sprintf(`%s->>%s = 'string'`, metadata.DefaultColumn, quotePath(`$."$s".p`, f, "t"))}
+	typ := &condition{sql: fieldType(f) + ` = 'string'`}
 	return join([]*condition{c, typ}, " AND ")
 }

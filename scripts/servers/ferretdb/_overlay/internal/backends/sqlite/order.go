@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
@@ -38,7 +37,7 @@ func orderByClause(sort *types.Document) string {
 
 		rank := sortRank(field)
 		ranks = append(ranks, rank+" IS NULL")
-		keys = append(keys, rank+dir, fmt.Sprintf(`%s->>%s%s`, metadata.DefaultColumn, quotePath("$", field), dir))
+		keys = append(keys, rank+dir, fieldValue(field)+dir)
 	}
 
 	return ` ORDER BY (` + strings.Join(ranks, " OR ") + `) DESC, ` + strings.Join(keys, ", ")
@@ -47,7 +46,7 @@ func orderByClause(sort *types.Document) string {
 // sortRank is the BSON type rank of a field's value from the document's sjson schema ($s.p.<field>.t),
 // NULL for a type SQL cannot order (see orderByClause).
 func sortRank(field string) string {
-	typ := fmt.Sprintf(`coalesce(%s->>%s, 'null')`, metadata.DefaultColumn, quotePath(`$."$s".p`, field, "t"))
+	typ := fmt.Sprintf(`coalesce(%s, 'null')`, fieldType(field))
 
 	return fmt.Sprintf(`(CASE %s WHEN 'null' THEN 2 WHEN 'int' THEN 3 WHEN 'long' THEN 3 WHEN 'double' THEN 3 `+
 		`WHEN 'string' THEN 4 WHEN 'objectId' THEN 8 WHEN 'bool' THEN 9 WHEN 'date' THEN 10 END)`, typ)
