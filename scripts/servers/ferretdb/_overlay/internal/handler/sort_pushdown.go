@@ -111,4 +111,3 @@ func sortedBySQL(iter types.DocumentsIterator, closer *iterator.MultiCloser, sor
 
 	return res, nil
 }
-
