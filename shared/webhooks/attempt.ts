@@ -62,10 +62,17 @@ export async function attemptDelivery(
     ...(result.error ? { error: result.error } : {}),
   };
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
-  await deliveries.updateById(delivery._id, {
+  // a resend during this attempt started a new round (pending again): the attempt is recorded,
+  // but only the round it was made for can be marked delivered by it
+  const sameRound = await deliveries.updateOne({ _id: delivery._id, round: delivery.round }, {
     $set: { ...(ok ? { status: 'delivered' } : {}), updatedAt: new Date() },
     $push: { attempts: attempt },
   } as never);
+  if (sameRound.matchedCount === 0)
+    await deliveries.updateOne({ _id: delivery._id }, {
+      $set: { updatedAt: new Date() },
+      $push: { attempts: attempt },
+    } as never);
 
   const endpoints = tenantDb.collection(webhookEndpoints);
   if (ok) {

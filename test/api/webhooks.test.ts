@@ -358,6 +358,20 @@ describe('delivery', () => {
     expect((await client.post(`/webhooks/${id}/deliveries/we_nope:msg_nope/resend`)).status).toBe(404);
   });
 
+  test('a resend while an attempt is in flight is sent again after it', async () => {
+    const client = await freshTenant();
+    const { r, id } = await endpoint(client);
+    // the receiver holds the first request while the resend is made
+    r.respond = () => ({ status: 200, delayMs: r.received.length === 0 ? 1500 : 0 });
+    const sent = await client.post(`/webhooks/${id}/test`);
+    await until('first request arrived', () => r.received.length === 1);
+    const again = await client.post(`/webhooks/${id}/deliveries/${sent.body.deliveryId}/resend`);
+    expect(again.status).toBe(202);
+    await until('delivered twice', () => r.events('webhook.test').length === 2);
+    await until('two attempts', async () => (await deliveriesOf(client, id))[0]?.attempts.length === 2);
+    expect((await deliveriesOf(client, id))[0].status).toBe('delivered');
+  });
+
   test('a rotated secret keeps signing during its overlap: deliveries carry both signatures', async () => {
     const client = await freshTenant();
     const { r, id, secret: old } = await endpoint(client);

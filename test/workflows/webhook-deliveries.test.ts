@@ -41,3 +41,10 @@ test('a stopped endpoint fails everything it holds and the workflow ends', async
   expect(attempts(`${id}:msg_2`)).toHaveLength(0);
   expect(wf.world.stepsOf(`${id}:msg_2`)).toEqual(['failWebhookDeliveries']);
 });
+
+test('a resend that arrives during an attempt is attempted after it', async () => {
+  const run = await scenario(endpointDeliveries, 'resent-during-attempt').run(testContext(wf));
+  const id = endpointOf(run.workflowId);
+  expect(run.error).toBeUndefined();
+  expect(attempts(`${id}:msg_1`)).toHaveLength(2);
+});

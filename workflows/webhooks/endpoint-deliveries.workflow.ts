@@ -1,4 +1,4 @@
-import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { retryDelay } from '../../shared/webhooks/delivery-rules';
 import {
@@ -19,6 +19,8 @@ const acts = proxyActivities<Activities>({
 const IDLE_MS = 10 * 60_000;
 /** Attempts per run before continue-as-new keeps the history short. */
 const ATTEMPTS_PER_RUN = 500;
+/** Patch: an attempt's outcome no longer ends a round that a resend started during it. */
+const ROUND_SUPERSEDED = 'round-superseded-mid-attempt';
 
 /**
  * Delivers one endpoint's events, one attempt at a time, earliest due first. A failed attempt is
@@ -71,7 +73,12 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
       await acts.failWebhookDeliveries({ tenantId, deliveryIds: [...queue.keys()] });
       return;
     }
-    if (outcome.kind === 'done') queue.delete(next.deliveryId);
+    // a resend that arrived during the attempt started a new round, ready in the queue: the
+    // attempt's outcome belongs to its own round and must not end or delay the new one
+    const resent = queue.get(next.deliveryId)!.round !== next.round && patched(ROUND_SUPERSEDED);
+    if (resent) {
+      // the new round is attempted next
+    } else if (outcome.kind === 'done') queue.delete(next.deliveryId);
     else {
       const failed = next.attempt + 1;
       const delay = retryDelay(failed, retryScale, Math.random, outcome.retryAfterMs);

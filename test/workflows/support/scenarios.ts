@@ -425,6 +425,20 @@ export const scenarios: Scenario[] = [
       return settle(await startDeliveries(ctx, id, [`${id}:msg_1`, `${id}:msg_2`]));
     },
   },
+  {
+    workflow: endpointDeliveries,
+    name: 'resent-during-attempt',
+    run: async (ctx) => {
+      const id = ctx.id('webhooks_we-resent');
+      // a resend (round 1) arrives while round 0's attempt is under way, and must still be sent
+      const gate = ctx.world.gate(`${id}:msg_1`, 'attemptWebhookDelivery');
+      const handle = await startDeliveries(ctx, id, [`${id}:msg_1`]);
+      await gate.reached;
+      await handle.signal(deliverSignal, [{ deliveryId: `${id}:msg_1`, round: 1 }]);
+      gate.release();
+      return settle(handle);
+    },
+  },
 ];
 
 /** An endpoint's delivery workflow as fan-out starts it: signal-with-start, delays shrunk to milliseconds. */
