@@ -29,7 +29,8 @@ import { join, relative, resolve } from 'node:path';
  *   SQL (_overlay/internal/backends/sqlite/prefilter.go), a page's sort with them (sqlite/order.go,
  *   handler/sort_pushdown.go, handler/msg_find.go, backends/collection.go) and counts whose filter
  *   has an exact SQL form (sqlite/exact.go, count.go, handler/count_pushdown.go, msg_aggregate.go,
- *   msg_count.go, decorators/oplog/collection.go), the leak-detection tracking that
+ *   msg_count.go, decorators/oplog/collection.go), index columns are spelled so that SQLite 3.46
+ *   reads them from the index (sqlite/metadata/index_column.go, registry.go), the leak-detection tracking that
  *   cost 13% of its CPU is gone (_overlay/internal/util/resource/resource.go), and an update
  *   command closes each statement's query before the next (_overlay/internal/handler/msg_update.go:
  *   upstream held them all, and a bulk of 100 or more updates deadlocked every write).

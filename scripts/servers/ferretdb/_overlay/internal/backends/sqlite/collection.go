@@ -75,7 +75,7 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 	q := prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)
 
 	// PATCHED (backoffice): the filter is pushed down as a superset condition, see prefilter.go.
-	whereClause, args := prepareWhereClause(params.Filter)
+	whereClause, args := prepareWhereClause(params.Filter, meta.TableName)
 
 	q += whereClause
 	q += orderByClause(params.Sort) // PATCHED (backoffice): a sort on fields too, see order.go
@@ -266,7 +266,7 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 	selectClause := prepareSelectClause(meta.TableName, "", meta.Capped(), false)
 
 	// PATCHED (backoffice): the same WHERE clause as Query, see prefilter.go.
-	whereClause, args := prepareWhereClause(params.Filter)
+	whereClause, args := prepareWhereClause(params.Filter, meta.TableName)
 	filterPushdown := whereClause != ""
 
 	orderByClause := prepareOrderByClause(params.Sort)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
+	"github.com/FerretDB/FerretDB/internal/handler/sjson"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
@@ -31,8 +32,10 @@ import (
 //   - an escape in the JSON text of a string can hold what the string does not: "tab\there" holds
 //     "there". Our search text joins its parts with newlines, so nearly every value has one.
 //
-// The type test reads the row, which the superset mostly does anyway (count.go), and it makes the
-// term exact for every value, a 24-hex string and a hex-only literal included.
+// The type test makes the term exact for every value, a 24-hex string and a hex-only literal
+// included. A non-unique index holds the type of each of its fields (metadata.TypeColumn), and
+// exactEquality and exactRegex test a JSON text an index holds where they can prove it is the
+// value's: an exact count then reads no row.
 func exactCondition(filter *types.Document) *condition {
 	return exactDocument(filter, 0)
 }
@@ -166,15 +169,33 @@ func exactOperators(f string, ops *types.Document) *condition {
 	return join(parts, " AND ")
 }
 
-// exactEquality: the field is a string, one of values.
+// exactEquality: the field is a string, one of values. A string that JSON writes as it is, between
+// quotes, is compared as that JSON text, which an index on the field holds (metadata.IndexColumn);
+// any other as the field's value, read from the row.
 func exactEquality(f string, values []any) *condition {
 	in := "?" + strings.Repeat(", ?", len(values)-1)
 
-	return stringField(f, &condition{sql: fmt.Sprintf(`%s IN (%s)`, fieldValue(f), in), args: values})
+	texts := make([]any, len(values))
+
+	for i, v := range values {
+		if !jsonVerbatim(v.(string)) {
+			return stringField(f, &condition{sql: fmt.Sprintf(`%s IN (%s)`, fieldValue(f), in), args: values})
+		}
+
+		texts[i] = string(must.NotFail(sjson.MarshalSingleValue(v)))
+	}
+
+	return stringField(f, &condition{sql: fmt.Sprintf(`%s IN (%s)`, metadata.IndexColumn(f), in), args: texts})
 }
 
 // exactRegex: the field is a string that contains the literal (for i: in ASCII case, which Go's
 // (?i) also folds).
+//
+// First on the field's JSON text as an index holds it, with its newline escapes undone: when no
+// backslash is left, the text had no other escape (a "\\" keeps one), so it is the string
+// between quotes, and a literal that JSON writes as it is (no quote) is in one exactly when it is
+// in the other. Our search text joins its parts with newlines, so this reads no row for nearly
+// every product. Otherwise on the field's value, read from the row.
 func exactRegex(f string, re types.Regex) *condition {
 	if re.Options != "" && re.Options != "i" {
 		return nil
@@ -185,17 +206,27 @@ func exactRegex(f string, re types.Regex) *condition {
 		return nil
 	}
 
-	value := fieldValue(f)
-
-	if re.Options == "" {
-		return stringField(f, &condition{sql: fmt.Sprintf(`instr(%s, ?) > 0`, value), args: []any{literal}})
-	}
-
-	if !isASCII(literal) {
+	if re.Options == "i" && !isASCII(literal) {
 		return nil
 	}
 
-	return stringField(f, &condition{sql: fmt.Sprintf(`%s LIKE ? ESCAPE '\'`, value), args: []any{likeContains(literal)}})
+	contains := func(text string) *condition {
+		if re.Options == "" {
+			return &condition{sql: fmt.Sprintf(`instr(%s, ?) > 0`, text), args: []any{literal}}
+		}
+
+		return &condition{sql: fmt.Sprintf(`%s LIKE ? ESCAPE '\'`, text), args: []any{likeContains(literal)}}
+	}
+
+	byValue := contains(fieldValue(f))
+	if !jsonVerbatim(literal) {
+		return stringField(f, byValue)
+	}
+
+	text := fmt.Sprintf(`replace(%s, '\n', char(10))`, metadata.IndexColumn(f))
+	byText := join([]*condition{{sql: fmt.Sprintf(`instr(%s, '\') = 0`, text)}, contains(text)}, " AND ")
+
+	return stringField(f, join([]*condition{byText, byValue}, " OR "))
 }
 
 // fieldValue is a top-level field's value as SQL: for a string, its text.
@@ -204,9 +235,9 @@ func fieldValue(f string) string {
 }
 
 // fieldType is a top-level field's BSON type as the document's sjson schema records it ($s.p.<f>.t),
-// NULL when the field is missing.
+// NULL when the field is missing; spelled as index columns are, since a non-unique index holds it.
 func fieldType(f string) string {
-	return fmt.Sprintf(`%s->>%s`, metadata.DefaultColumn, quotePath(`$."$s".p`, f, "t"))
+	return metadata.TypeColumn(f)
 }
 
 // stringField adds to c that the top-level field f is a string in the document's sjson schema.
