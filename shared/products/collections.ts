@@ -14,8 +14,10 @@ export const products = defineCollection<ProductDoc>({
     { key: { tenantId: 1, 'variants.sku': 1 } },
     { key: { tenantId: 1, 'bindings.channelId': 1 } },
     { key: { tenantId: 1, 'category.id': 1 } },
-    // search (search.ts): an unanchored regex scans the tenant's keys of this index, not its documents
-    { key: { tenantId: 1, search: 1 } },
+    // search (search.ts): an unanchored regex scans the tenant's keys of this index, not its
+    // documents; the default order's keys are here too, so that the embedded database orders a
+    // search page from the index (docs/servers.md)
+    { key: { tenantId: 1, search: 1, createdAt: -1, _id: -1 } },
   ],
 });
 

@@ -512,6 +512,32 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
       expect(await page(sorted, filter, sort, 2, 3)).toEqual(want.slice(2, 5));
     });
 
+    test('a page of an equality and a regex: each branch ordered on its index, the page as Go sorts', async () => {
+      const col = deps.db.collection('test_prefilter_sort_branches');
+      await col.deleteMany({});
+      await col.createIndex({ s: 1, b: 1, a: -1, _id: -1 });
+      const words = ['tree', 'oak', 'elm', 'beech', 'ash', 'yew'];
+      const values = [3, 'm', null, new Date(5), 'A', -1.5, 'z', oid(2), true, 7];
+      await col.insertMany(
+        Array.from({ length: 40 }, (_, i) => ({
+          _id: `p${String(i).padStart(2, '0')}`,
+          s: i % 3 ? 'x' : 'y',
+          b: i === 7 ? ['elm', 'oak'] : words[i % words.length],
+          ...(i % 11 === 4 ? {} : { a: values[(i * 7) % values.length] }),
+        })) as Document[],
+      );
+      const filter = { s: 'x', b: /e/ };
+      for (const sort of [{ a: -1, _id: -1 }, { a: 1, _id: 1 }, { _id: -1 }, { b: 1, a: -1, _id: 1 }] as Document[]) {
+        for (const [skip, limit] of [
+          [0, 5],
+          [3, 4],
+          [0, 1],
+        ]) {
+          expect(await page(col, filter, sort, skip, limit)).toEqual(await reference(col, filter, sort, skip, limit));
+        }
+      }
+    });
+
     test('generated documents, filters and sorts: a pushed-down sort answers as Go sorts', async () => {
       const scratch = deps.db.collection('test_prefilter_sort_fuzz');
       const simple = fc.oneof(
@@ -528,10 +554,14 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
         { weight: 1, arbitrary: fc.array(simple, { maxLength: 2 }) },
       );
       const doc = fc.record({ a: value, b: value, s: fc.constantFrom('x', 'y') }, { requiredKeys: [] });
+      // an equality with a regex runs as one SELECT per branch, each ordered on its index (order.go)
+      await scratch.createIndex({ s: 1, b: 1, a: 1, _id: 1 });
       const filter = fc.oneof(
         fc.constant({}),
         fc.constantFrom('x', 'y').map((s) => ({ s })),
         fc.constantFrom(...WORDS.slice(0, 6)).map((w) => ({ a: { $in: [w, 'active'] } })),
+        fc.constantFrom('x', 'y').map((s) => ({ s, b: /e/ })),
+        fc.constantFrom('x', 'y').map((s) => ({ s, a: { $regex: 'a', $options: 'i' } })),
       );
       const sort = fc
         .tuple(fc.subarray(['a', 'b']), fc.array(fc.constantFrom(1, -1), { minLength: 3, maxLength: 3 }))

@@ -72,13 +72,17 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 		}, nil
 	}
 
-	q := prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)
+	// PATCHED (backoffice): the filter is pushed down as a superset condition, see prefilter.go,
+	// and a sort on fields too, see order.go: with its sort keys computed on indexes where it can.
+	q, args, ok := sortedPartsQuery(meta.TableName, params.Filter, params.Sort)
+	if !ok || meta.Capped() || params.OnlyRecordIDs {
+		var whereClause string
 
-	// PATCHED (backoffice): the filter is pushed down as a superset condition, see prefilter.go.
-	whereClause, args := prepareWhereClause(params.Filter, meta.TableName)
-
-	q += whereClause
-	q += orderByClause(params.Sort) // PATCHED (backoffice): a sort on fields too, see order.go
+		q = prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)
+		whereClause, args = prepareWhereClause(params.Filter, meta.TableName)
+		q += whereClause
+		q += orderByClause(params.Sort)
+	}
 
 	if params.Limit != 0 {
 		q += ` LIMIT ?`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
@@ -26,8 +27,29 @@ func orderByClause(sort *types.Document) string {
 		return prepareOrderByClause(sort)
 	}
 
+	terms := orderTerms(sort)
+	clause := make([]string, len(terms))
+
+	for i, t := range terms {
+		clause[i] = t.expr + t.dir
+	}
+
+	return ` ORDER BY ` + strings.Join(clause, ", ")
+}
+
+// orderTerm is one expression of the ORDER BY clause and its direction ("" or " DESC").
+type orderTerm struct {
+	expr string
+	dir  string
+}
+
+// orderTerms is the ORDER BY clause of a sort on top-level fields, term by term: whether a field
+// holds a value SQL cannot order (those rows first), then each field's rank and value. Rank and
+// value come from the field's type and JSON text, which an index holding the field keeps
+// (metadata.TypeColumn, metadata.IndexColumn): on such an index no row is read to order it.
+func orderTerms(sort *types.Document) []orderTerm {
 	ranks := make([]string, 0, sort.Len())
-	keys := make([]string, 0, 2*sort.Len())
+	keys := make([]orderTerm, 0, 2*sort.Len())
 
 	for _, field := range sort.Keys() {
 		dir := ""
@@ -37,10 +59,16 @@ func orderByClause(sort *types.Document) string {
 
 		rank := sortRank(field)
 		ranks = append(ranks, rank+" IS NULL")
-		keys = append(keys, rank+dir, fieldValue(field)+dir)
+		keys = append(keys, orderTerm{rank, dir}, orderTerm{sortValue(field), dir})
 	}
 
-	return ` ORDER BY (` + strings.Join(ranks, " OR ") + `) DESC, ` + strings.Join(keys, ", ")
+	return append([]orderTerm{{"(" + strings.Join(ranks, " OR ") + ")", " DESC"}}, keys...)
+}
+
+// sortValue is a top-level field's value as SQL, taken from its JSON text (the same value as
+// `_ferretdb_sjson->>'$."f"'`, without parsing the document when an index holds the text).
+func sortValue(field string) string {
+	return fmt.Sprintf(`(%s ->> '$')`, metadata.IndexColumn(field))
 }
 
 // sortRank is the BSON type rank of a field's value from the document's sjson schema ($s.p.<field>.t),
@@ -61,4 +89,46 @@ func quotePath(root, field string, rest ...string) string {
 	}
 
 	return "'" + path + "'"
+}
+
+// sortedPartsQuery reads, in the order of a sort on fields, the rows of a filter whose parts run
+// as SELECTs of their own (prepareWhereClause). Each part computes its rows' sort keys on the
+// index it runs on; the rows are then read by rowid and ordered by those keys. Ordered by keys
+// computed on the rows instead (rowid IN (…) ORDER BY …), a search page parsed every match, 5,000
+// of a tenant's 50,000 products, to order them. No LIMIT: the handler stops reading after its page,
+// and the superset may hold rows its filter drops. ok is false when the query is not such a read.
+func sortedPartsQuery(table string, filter, sort *types.Document) (string, []any, bool) {
+	if sort.Len() == 0 || sort.Has("$natural") {
+		return "", nil, false
+	}
+
+	parts := whereParts(filter)
+	if len(parts) < 2 {
+		return "", nil, false
+	}
+
+	terms := orderTerms(sort)
+	columns := make([]string, len(terms))
+	order := make([]string, len(terms))
+
+	for i, t := range terms {
+		columns[i] = fmt.Sprintf(`%s AS k%d`, t.expr, i)
+		order[i] = fmt.Sprintf(`s.k%d%s`, i, t.dir)
+	}
+
+	selects := make([]string, len(parts))
+
+	var args []any
+
+	for i, p := range parts {
+		selects[i] = fmt.Sprintf(`SELECT rowid AS r, %s FROM %q WHERE %s`, strings.Join(columns, ", "), table, p.sql)
+		args = append(args, p.args...)
+	}
+
+	q := fmt.Sprintf(
+		`SELECT t.%s FROM (%s) AS s CROSS JOIN %q AS t ON t.rowid = s.r ORDER BY %s`,
+		metadata.DefaultColumn, strings.Join(selects, ` UNION ALL `), table, strings.Join(order, ", "),
+	)
+
+	return q, args, true
 }
