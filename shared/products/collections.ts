@@ -8,7 +8,9 @@ export const products = defineCollection<ProductDoc>({
     { key: { tenantId: 1, sku: 1 }, options: { unique: true } },
     { key: { tenantId: 1, createdAt: -1 } },
     { key: { tenantId: 1, status: 1, createdAt: -1 } },
-    { key: { tenantId: 1, brand: 1 } },
+    // a brand filter (with status, the default order: the embedded database answers the page
+    // and its count from this index)
+    { key: { tenantId: 1, brand: 1, status: 1, createdAt: -1, _id: -1 } },
     { key: { tenantId: 1, price: 1 } },
     { key: { tenantId: 1, tags: 1 } },
     { key: { tenantId: 1, 'variants.sku': 1 } },

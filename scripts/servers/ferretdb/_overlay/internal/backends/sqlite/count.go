@@ -56,7 +56,7 @@ func (c *collection) CountExact(ctx context.Context, params *backends.CountExact
 		return new(backends.CountExactResult), nil
 	}
 
-	parts := whereParts(params.Filter)
+	parts := whereParts(params.Filter, true)
 
 	if exact.sql == always && len(parts) == 0 {
 		var n int64

@@ -102,7 +102,7 @@ func sortedPartsQuery(table string, filter, sort *types.Document) (string, []any
 		return "", nil, false
 	}
 
-	parts := whereParts(filter)
+	parts := whereParts(filter, true)
 	if len(parts) < 2 {
 		return "", nil, false
 	}
