@@ -16,6 +16,11 @@ export interface CollectionDef<T> {
   name: string;
   scope: 'tenant' | 'system';
   indexes: IndexDef[];
+  /**
+   * Keys of indexes an earlier version declared and this one does not: dropped at start-up where
+   * they exist, so that no write keeps paying for an index nothing reads.
+   */
+  retiredIndexes?: IndexDef['key'][];
   /** Phantom member carrying the document type; never set. */
   readonly __doc?: T;
 }

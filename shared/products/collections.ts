@@ -21,6 +21,11 @@ export const products = defineCollection<ProductDoc>({
     // search page from the index (docs/servers.md)
     { key: { tenantId: 1, search: 1, createdAt: -1, _id: -1 } },
   ],
+  // replaced by the brand and search indexes above, which also hold the default order
+  retiredIndexes: [
+    { tenantId: 1, brand: 1 },
+    { tenantId: 1, search: 1 },
+  ],
 });
 
 /**
