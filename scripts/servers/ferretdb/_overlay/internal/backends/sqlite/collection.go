@@ -74,8 +74,17 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 
 	// PATCHED (backoffice): the filter is pushed down as a superset condition, see prefilter.go,
 	// and a sort on fields too, see order.go: with its sort keys computed on indexes where it can.
-	q, args, ok := sortedPartsQuery(meta.TableName, params.Filter, params.Sort)
-	if !ok || meta.Capped() || params.OnlyRecordIDs {
+	var (
+		q    string
+		args []any
+		ok   bool
+	)
+
+	if !meta.Capped() && !params.OnlyRecordIDs {
+		q, args, ok = sortedPartsQuery(meta.TableName, params.Filter, params.Sort)
+	}
+
+	if !ok {
 		var whereClause string
 
 		q = prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)

@@ -9,7 +9,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
@@ -71,19 +70,9 @@ func (c *collection) CountExact(ctx context.Context, params *backends.CountExact
 	// rows read back by rowid (see prepareWhereClause): no row is read where the index vouches
 	sel := fmt.Sprintf(`SELECT CASE WHEN %s THEN NULL ELSE %s END FROM %q`, exact.sql, metadata.DefaultColumn, meta.TableName)
 
-	q := sel
-	args := append([]any(nil), exact.args...)
-
+	q, args := sel, exact.args
 	if len(parts) > 0 {
-		selects := make([]string, len(parts))
-		args = nil
-
-		for i, p := range parts {
-			selects[i] = sel + ` WHERE ` + p.sql
-			args = append(append(args, exact.args...), p.args...)
-		}
-
-		q = strings.Join(selects, ` UNION ALL `)
+		q, args = unionOf(parts, sel, exact.args)
 	}
 
 	rows, err := db.QueryContext(ctx, q, args...)

@@ -234,14 +234,8 @@ func fieldValue(f string) string {
 	return fmt.Sprintf(`%s->>%s`, metadata.DefaultColumn, quotePath("$", f))
 }
 
-// fieldType is a top-level field's BSON type as the document's sjson schema records it ($s.p.<f>.t),
-// NULL when the field is missing; spelled as index columns are, since a non-unique index holds it.
-func fieldType(f string) string {
-	return metadata.TypeColumn(f)
-}
-
 // stringField adds to c that the top-level field f is a string in the document's sjson schema.
 func stringField(f string, c *condition) *condition {
-	typ := &condition{sql: fieldType(f) + ` = 'string'`}
+	typ := &condition{sql: metadata.TypeColumn(f) + ` = 'string'`}
 	return join([]*condition{c, typ}, " AND ")
 }

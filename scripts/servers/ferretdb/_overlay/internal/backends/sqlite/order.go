@@ -74,14 +74,14 @@ func sortValue(field string) string {
 // sortRank is the BSON type rank of a field's value from the document's sjson schema ($s.p.<field>.t),
 // NULL for a type SQL cannot order (see orderByClause).
 func sortRank(field string) string {
-	typ := fmt.Sprintf(`coalesce(%s, 'null')`, fieldType(field))
+	typ := fmt.Sprintf(`coalesce(%s, 'null')`, metadata.TypeColumn(field))
 
 	return fmt.Sprintf(`(CASE %s WHEN 'null' THEN 2 WHEN 'int' THEN 3 WHEN 'long' THEN 3 WHEN 'double' THEN 3 `+
 		`WHEN 'string' THEN 4 WHEN 'objectId' THEN 8 WHEN 'bool' THEN 9 WHEN 'date' THEN 10 END)`, typ)
 }
 
 // quotePath is a JSON path for SQLite as an SQL string literal: root, then field quoted, then rest.
-// Field names here match plainField, so they need no escaping.
+// Field names here are metadata.PlainField, so they need no escaping.
 func quotePath(root, field string, rest ...string) string {
 	path := root + `."` + field + `"`
 	for _, r := range rest {
@@ -116,18 +116,10 @@ func sortedPartsQuery(table string, filter, sort *types.Document) (string, []any
 		order[i] = fmt.Sprintf(`s.k%d%s`, i, t.dir)
 	}
 
-	selects := make([]string, len(parts))
-
-	var args []any
-
-	for i, p := range parts {
-		selects[i] = fmt.Sprintf(`SELECT rowid AS r, %s FROM %q WHERE %s`, strings.Join(columns, ", "), table, p.sql)
-		args = append(args, p.args...)
-	}
-
+	union, args := unionOf(parts, fmt.Sprintf(`SELECT rowid AS r, %s FROM %q`, strings.Join(columns, ", "), table), nil)
 	q := fmt.Sprintf(
 		`SELECT t.%s FROM (%s) AS s CROSS JOIN %q AS t ON t.rowid = s.r ORDER BY %s`,
-		metadata.DefaultColumn, strings.Join(selects, ` UNION ALL `), table, strings.Join(order, ", "),
+		metadata.DefaultColumn, union, table, strings.Join(order, ", "),
 	)
 
 	return q, args, true

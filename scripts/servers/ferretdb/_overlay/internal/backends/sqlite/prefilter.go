@@ -6,7 +6,6 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -52,16 +51,24 @@ func prepareWhereClause(filter *types.Document, table string) (string, []any) {
 	}
 
 	// the rows of each branch, found on its own index (see render)
+	union, args := unionOf(parts, fmt.Sprintf(`SELECT rowid FROM %q`, table), nil)
+
+	return ` WHERE rowid IN (` + union + `)`, args
+}
+
+// unionOf is `head WHERE part` for each part, joined by UNION ALL (parts hold no row twice), and
+// its arguments: headArgs, then the part's, for each.
+func unionOf(parts []*condition, head string, headArgs []any) (string, []any) {
 	selects := make([]string, len(parts))
 
 	var args []any
 
-	for i, b := range parts {
-		selects[i] = fmt.Sprintf(`SELECT rowid FROM %q WHERE %s`, table, b.sql)
-		args = append(args, b.args...)
+	for i, p := range parts {
+		selects[i] = head + ` WHERE ` + p.sql
+		args = append(append(args, headArgs...), p.args...)
 	}
 
-	return ` WHERE rowid IN (` + strings.Join(selects, ` UNION ALL `) + `)`, args
+	return strings.Join(selects, ` UNION ALL `), args
 }
 
 // whereParts is prepareWhereClause's condition as parts that no row meets two of, whose OR it is:
@@ -146,8 +153,6 @@ const maxDepth = 8
 
 // maxExpanded: how many equalities render() spreads into alternatives (2^n branches).
 const maxExpanded = 3
-
-var plainField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // documentCondition is the condition a filter document sets; nil when none applies.
 func documentCondition(doc *types.Document, depth int) *condition {
@@ -364,7 +369,7 @@ func (t *terms) equality(path string, values []any) {
 
 	// spelled as FerretDB spells index columns; for _id that is the unique index, so SQLite knows
 	// it finds one row
-	t.equalities = append(t.equalities, equality{column: fieldColumn(path), args: args, exact: path == "_id"})
+	t.equalities = append(t.equalities, equality{column: metadata.IndexColumn(path), args: args, exact: path == "_id"})
 }
 
 func (t *terms) regex(path string, re types.Regex) {
@@ -405,14 +410,9 @@ func regexOperand(ops *types.Document) (types.Regex, bool) {
 	return types.Regex{}, false
 }
 
-// fieldColumn is a top-level field's JSON text, as index columns spell it (metadata.IndexColumn).
-func fieldColumn(path string) string {
-	return metadata.IndexColumn(path)
-}
-
 // plainPath: a top-level field that is not one of FerretDB's own columns.
 func plainPath(path string) bool {
-	return plainField.MatchString(path) && !strings.HasPrefix(path, "_ferretdb_")
+	return metadata.PlainField(path) && !strings.HasPrefix(path, "_ferretdb_")
 }
 
 // regexCondition: the text a literal regular expression can match is in the field's JSON text (a
@@ -439,7 +439,7 @@ func regexCondition(path string, re types.Regex) *condition {
 
 	column := metadata.DefaultColumn
 	if plainPath(path) {
-		column = fieldColumn(path)
+		column = metadata.IndexColumn(path)
 	}
 
 	c := containsCondition(column, literal, re.Options == "i")

@@ -47,6 +47,11 @@ func TypeColumn(field string) string {
 // plainField: a top-level field whose name needs no quoting in a JSON path.
 var plainField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// PlainField: field is a top-level field whose name needs no quoting in a JSON path.
+func PlainField(field string) bool {
+	return plainField.MatchString(field)
+}
+
 // createIndexSQL is the statement that makes index in collection c.
 //
 // A non-unique index also holds, after its keys, each top-level key's type (TypeColumn). An exact
@@ -73,7 +78,7 @@ func createIndexSQL(c *Collection, index IndexInfo) string {
 
 	if !index.Unique {
 		for _, key := range index.Key {
-			if plainField.MatchString(key.Field) {
+			if PlainField(key.Field) {
 				columns = append(columns, TypeColumn(key.Field))
 			}
 		}
