@@ -12,9 +12,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	_ "net/http/pprof" // served only when FERRETDB_PPROF_ADDR is set
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -26,6 +29,14 @@ func main() {
 	sqliteURL := flag.String("sqlite-url", "file:data/", "SQLite URI (a directory, ending in /)")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	flag.Parse()
+
+	// FerretDB decodes every document it reads into short-lived Go values. At Go's default (100)
+	// the collector took about 40% of its CPU under a catalog's pages at 32 connections; at 400 it
+	// runs a quarter as often: 25 ms of CPU per page of 50 products instead of 41, for a heap
+	// allowed to grow to five times what is live (tens of MB). GOGC, when set, decides instead.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -63,6 +74,11 @@ func main() {
 		<-ctx.Done()
 		ln.Close()
 	}()
+
+	// An operator (or a benchmark) profiles this process with go tool pprof when asked to.
+	if addr := os.Getenv("FERRETDB_PPROF_ADDR"); addr != "" {
+		go func() { logger.Warn("pprof stopped", "error", http.ListenAndServe(addr, nil)) }()
+	}
 
 	logger.Info("listening", "address", ln.Addr().String(), "ferretdb", f.MongoDBURI())
 	if err := f.Run(ctx); err != nil {
