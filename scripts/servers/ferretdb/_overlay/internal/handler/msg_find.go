@@ -278,10 +278,11 @@ func (h *Handler) makeFindQueryParams(ctx context.Context, params *common.FindPa
 		qp.Sort = params.Sort
 	}
 
-	// PATCHED (backoffice): a page's sort on top-level fields goes down to SQL, see sort_pushdown.go.
-	// Without a limit every match is decoded anyway, and SQL would only add its own sort of whole
-	// rows (a full export sorted by SKU spills hundreds of MB to a temporary file).
-	if !h.DisablePushdown && !cInfo.Capped() && params.Limit > 0 && sortPushable(params.Sort) {
+	// PATCHED (backoffice): a sort on top-level fields goes down to SQL, see sort_pushdown.go. SQL
+	// sorts keys and rowids, not rows (sqlite/order.go), so a page decodes about as many documents
+	// as it returns, and a read without a limit streams in order instead of decoding every match
+	// before its first answer.
+	if !h.DisablePushdown && !cInfo.Capped() && sortPushable(params.Sort) {
 		qp.Sort = params.Sort
 	}
 

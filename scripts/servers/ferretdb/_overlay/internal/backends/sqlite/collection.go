@@ -81,7 +81,7 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 	)
 
 	if !meta.Capped() && !params.OnlyRecordIDs {
-		q, args, ok = sortedPartsQuery(meta.TableName, params.Filter, params.Sort)
+		q, args, ok = sortedQuery(meta.TableName, params.Filter, params.Sort)
 	}
 
 	if !ok {

@@ -91,20 +91,20 @@ func quotePath(root, field string, rest ...string) string {
 	return "'" + path + "'"
 }
 
-// sortedPartsQuery reads, in the order of a sort on fields, the rows of a filter whose parts run
-// as SELECTs of their own (prepareWhereClause). Each part computes its rows' sort keys on the
-// index it runs on; the rows are then read by rowid and ordered by those keys. Ordered by keys
+// sortedQuery reads the rows of a filter in the order of a sort on fields. Where the filter runs
+// as parts, SELECTs of their own (prepareWhereClause), each part computes its rows' sort keys on
+// the index it runs on; the rows are then read by rowid and ordered by those keys. Ordered by keys
 // computed on the rows instead (rowid IN (…) ORDER BY …), a search page parsed every match, 5,000
 // of a tenant's 50,000 products, to order them. No LIMIT: the handler stops reading after its page,
-// and the superset may hold rows its filter drops. ok is false when the query is not such a read.
-func sortedPartsQuery(table string, filter, sort *types.Document) (string, []any, bool) {
+// and the superset may hold rows its filter drops. ok is false when the sort is not on fields.
+func sortedQuery(table string, filter, sort *types.Document) (string, []any, bool) {
 	if sort.Len() == 0 || sort.Has("$natural") {
 		return "", nil, false
 	}
 
 	parts := whereParts(filter, true)
-	if len(parts) < 2 {
-		return "", nil, false
+	if len(parts) == 0 {
+		parts = []*condition{{sql: "TRUE"}}
 	}
 
 	terms := orderTerms(sort)
@@ -119,7 +119,8 @@ func sortedPartsQuery(table string, filter, sort *types.Document) (string, []any
 	// The keys and rowids are sorted on their own, and the rows are read afterwards in that order:
 	// ordered with its rows, the sort carried each 5 KB document through SQLite's sorter, which
 	// spilled a filtered page's 600 candidates to a temporary file (18 ms where this takes 9, and
-	// 3 ms for the 50 rows a page reads). CROSS JOIN keeps the sorted subquery the outer loop, so
+	// 3 ms for the 50 rows a page reads), and a whole catalog's export hundreds of MB. Read in
+	// order, the rows stream: the first comes before the last is decoded. CROSS JOIN keeps the sorted subquery the outer loop, so
 	// the rows come in its order; its LIMIT -1 (no limit) keeps SQLite from dropping the subquery's
 	// ORDER BY, which it does for a subquery in a join that has no LIMIT (select.c, "Omit ORDER
 	// BY from subquery"). An outer ORDER BY would sort the documents again: SQLite 3.46 does not
