@@ -73,7 +73,7 @@ test('generated documents of every type read back byte for byte as they were wri
       async (bodies) => {
         await col.deleteMany({});
         const docs = bodies.map((body, i) => ({ _id: i, ...body }));
-        await col.insertMany(docs);
+        await col.insertMany(docs as Document[]);
         const read = await col
           .find(
             {},
@@ -105,9 +105,14 @@ test('a product-shaped document with escaped text reads back as written', async 
     none: null,
   };
   await col.deleteMany({});
-  await col.insertOne(product);
+  await col.insertOne(product as Document);
   const [read] = await col
-    .find({ _id: 'p1' }, { promoteValues: false, promoteLongs: false, promoteBuffers: false, bsonRegExp: true })
+    .find({ _id: 'p1' } as Document, {
+      promoteValues: false,
+      promoteLongs: false,
+      promoteBuffers: false,
+      bsonRegExp: true,
+    })
     .toArray();
   expect(asBSON(read)).toBe(asBSON(product));
 });
