@@ -3,11 +3,12 @@ import { PassThrough } from 'node:stream';
 import { AbortMultipartUploadCommand, ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
-import { stringify } from 'csv-stringify';
 import type { ActivityDeps } from '../index';
+import { prefetching } from '../../shared/db/prefetch';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { jobs, RUNNING_JOB_STATUSES } from '../../shared/jobs/collection';
 import { layoutFor } from '../../shared/csv/layouts/index';
+import { csvHeader, csvLine } from '../../shared/csv/lines';
 import { selectionFilter } from '../../shared/csv/select';
 import type { ExportInput, ExportResult } from '../../shared/csv/messages';
 import { exportObjectKey } from '../../shared/csv/uploads';
@@ -54,9 +55,8 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
     const total = await col.countDocuments(filter);
     heartbeat(0);
 
-    const csv = stringify({ header: true, columns: layout.columns, record_delimiter: '\r\n' });
     const body = new PassThrough();
-    csv.pipe(body);
+    body.write(csvHeader(layout.columns));
     const upload = new Upload({
       client: s3,
       params: { Bucket: bucket, Key: key, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' },
@@ -66,7 +66,7 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
     const done = upload.done();
     done.catch(() => undefined); // awaited below; an abandoned upload's rejection is expected
     const abandon = () => {
-      csv.destroy();
+      body.destroy();
       void upload.abort().catch(() => undefined);
     };
     signal.addEventListener('abort', abandon, { once: true });
@@ -81,19 +81,21 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
           { $set: { result: { processedRows: count, totalRows: total, count, rows } } },
         );
     try {
-      for await (const doc of col.find(filter, { sort: { sku: 1 } })) {
+      for await (const doc of prefetching(col.find(filter, { sort: { sku: 1 } }))) {
         if (signal.aborted) throw signal.reason;
+        let lines = '';
         for (const record of layout.toRecords(presentProduct(doc as ProductDoc))) {
-          // the upload's end (a failure) or a cancellation wakes a writer waiting for room too
-          if (!csv.write(record)) await Promise.race([once(csv, 'drain', { signal }), done]);
+          lines += csvLine(layout.columns, record);
           rows++;
         }
+        // the upload's end (a failure) or a cancellation wakes a writer waiting for room too
+        if (!body.write(lines)) await Promise.race([once(body, 'drain', { signal }), done]);
         count++;
         heartbeat(count); // throttled by the SDK: cheap per product
         if (count % PROGRESS_EVERY === 0) await progress();
       }
       if (signal.aborted) throw signal.reason;
-      csv.end();
+      body.end();
       await done;
     } catch (err) {
       abandon();

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import { parse as parseStream } from 'csv-parse';
 import { parse } from 'csv-parse/sync';
-import { stringify } from 'csv-stringify/sync';
 import { AppError } from '../errors/catalog';
 import type { CsvRecord } from './layout';
+import { csvHeader, csvLine } from './lines';
 
 /** csv-parse options for every layout: BOM stripped, CRLF or LF, ragged rows tolerated, records (not lines) counted. */
 export const PARSE_OPTIONS = {
@@ -67,5 +67,5 @@ function headerOf(text: string): string[] {
 
 /** CSV text of records under the given columns (header first; CRLF as spreadsheets expect). */
 export function toCsvText(columns: string[], records: Record<string, string>[]): string {
-  return stringify(records, { header: true, columns, record_delimiter: '\r\n' });
+  return csvHeader(columns) + records.map((r) => csvLine(columns, r)).join('');
 }
