@@ -90,7 +90,7 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 		q = prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)
 		whereClause, args = prepareWhereClause(params.Filter, meta.TableName)
 		q += whereClause
-		q += orderByClause(params.Sort)
+		q += prepareOrderByClause(params.Sort) // $natural: every field sort is a sortedQuery
 	}
 
 	if params.Limit != 0 {

@@ -12,41 +12,26 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
 
-// orderByClause is upstream's clause for {$natural: ±1}. For a sort on top-level fields (the
-// handler sends one only when every key is a plain field name, see handler/sort_pushdown.go) it
-// orders rows exactly as FerretDB's Go sort orders documents, for the values whose order SQL can
-// reproduce: missing or null, numbers (sjson cannot hold NaN or infinities; SQLite compares
-// integers with reals exactly), strings (byte order, as Go compares them), ObjectIds (their hex),
-// booleans and dates (milliseconds), ranked in BSON's order of types (null < number < string <
-// ObjectId < bool < date). A row whose sort field holds anything else (an array, a document, …)
-// comes first, before every ordered row: the handler looks at the first document that passes the
-// filter and, when it holds such a value, sorts everything in Go as upstream does. So a page
-// (sort + limit) decodes about as many documents as it returns instead of every candidate.
-func orderByClause(sort *types.Document) string {
-	if sort.Len() == 0 || sort.Has("$natural") {
-		return prepareOrderByClause(sort)
-	}
-
-	terms := orderTerms(sort)
-	clause := make([]string, len(terms))
-
-	for i, t := range terms {
-		clause[i] = t.expr + t.dir
-	}
-
-	return ` ORDER BY ` + strings.Join(clause, ", ")
-}
-
 // orderTerm is one expression of the ORDER BY clause and its direction ("" or " DESC").
 type orderTerm struct {
 	expr string
 	dir  string
 }
 
-// orderTerms is the ORDER BY clause of a sort on top-level fields, term by term: whether a field
+// orderTerms is the ORDER BY clause of a sort on top-level fields (the handler sends one only when
+// every key is a plain field name, see handler/sort_pushdown.go), term by term: whether a field
 // holds a value SQL cannot order (those rows first), then each field's rank and value. Rank and
 // value come from the field's type and JSON text, which an index holding the field keeps
 // (metadata.TypeColumn, metadata.IndexColumn): on such an index no row is read to order it.
+//
+// The terms order rows exactly as FerretDB's Go sort orders documents, for the values whose order
+// SQL can reproduce: missing or null, numbers (sjson cannot hold NaN or infinities; SQLite compares
+// integers with reals exactly), strings (byte order, as Go compares them), ObjectIds (their hex),
+// booleans and dates (milliseconds), ranked in BSON's order of types (null < number < string <
+// ObjectId < bool < date). A row whose sort field holds anything else (an array, a document, …)
+// comes first, before every ordered row: the handler looks at the first document that passes the
+// filter and, when it holds such a value, sorts everything in Go as upstream does. So a page
+// (sort + limit) decodes about as many documents as it returns instead of every candidate.
 func orderTerms(sort *types.Document) []orderTerm {
 	ranks := make([]string, 0, sort.Len())
 	keys := make([]orderTerm, 0, 2*sort.Len())
@@ -72,7 +57,7 @@ func sortValue(field string) string {
 }
 
 // sortRank is the BSON type rank of a field's value from the document's sjson schema ($s.p.<field>.t),
-// NULL for a type SQL cannot order (see orderByClause).
+// NULL for a type SQL cannot order (see orderTerms).
 func sortRank(field string) string {
 	typ := fmt.Sprintf(`coalesce(%s, 'null')`, metadata.TypeColumn(field))
 
@@ -120,11 +105,12 @@ func sortedQuery(table string, filter, sort *types.Document) (string, []any, boo
 	// ordered with its rows, the sort carried each 5 KB document through SQLite's sorter, which
 	// spilled a filtered page's 600 candidates to a temporary file (18 ms where this takes 9, and
 	// 3 ms for the 50 rows a page reads), and a whole catalog's export hundreds of MB. Read in
-	// order, the rows stream: the first comes before the last is decoded. CROSS JOIN keeps the sorted subquery the outer loop, so
-	// the rows come in its order; its LIMIT -1 (no limit) keeps SQLite from dropping the subquery's
-	// ORDER BY, which it does for a subquery in a join that has no LIMIT (select.c, "Omit ORDER
-	// BY from subquery"). An outer ORDER BY would sort the documents again: SQLite 3.46 does not
-	// know the subquery already orders them.
+	// order, the rows stream: the first comes before the last is decoded.
+	//
+	// CROSS JOIN keeps the sorted subquery the outer loop, so the rows come in its order; its
+	// LIMIT -1 (no limit) keeps SQLite from dropping the subquery's ORDER BY, which it does for a
+	// subquery in a join that has no LIMIT (select.c, "Omit ORDER BY from subquery"). An outer
+	// ORDER BY would sort the documents again: SQLite 3.46 does not know the subquery orders them.
 	union, args := unionOf(parts, fmt.Sprintf(`SELECT rowid AS r, %s FROM %q`, strings.Join(columns, ", "), table), nil)
 	q := fmt.Sprintf(
 		`SELECT t.%s FROM (SELECT s.r FROM (%s) AS s ORDER BY %s LIMIT -1) AS o CROSS JOIN %q AS t ON t.rowid = o.r`,

@@ -55,26 +55,8 @@ func (d *fastDecoder) document() (*types.Document, bool) {
 		return nil, false
 	}
 
-	doc := must.NotFail(types.NewDocument())
-
-	for _, key := range sch.Keys {
-		if !d.consume(',') {
-			return nil, false
-		}
-
-		if k, ok := d.string(); !ok || k != key || !d.consume(':') {
-			return nil, false
-		}
-
-		v, ok := d.value(sch.Properties[key])
-		if !ok {
-			return nil, false
-		}
-
-		doc.Set(key, v)
-	}
-
-	if !d.consume('}') {
+	doc, ok := d.fields(sch, true)
+	if !ok || !d.consume('}') {
 		return nil, false
 	}
 
@@ -103,42 +85,13 @@ func (d *fastDecoder) value(sch *elem) (any, bool) {
 		return d.array(sch.Items)
 	case elemTypeString:
 		return d.string()
-	case elemTypeDouble:
+	case elemTypeDouble, elemTypeInt, elemTypeLong, elemTypeDate:
 		n, ok := d.number()
 		if !ok {
 			return nil, false
 		}
 
-		f, err := strconv.ParseFloat(n, 64)
-
-		return f, err == nil
-	case elemTypeInt:
-		n, ok := d.number()
-		if !ok {
-			return nil, false
-		}
-
-		i, err := strconv.ParseInt(n, 10, 32)
-
-		return int32(i), err == nil
-	case elemTypeLong:
-		n, ok := d.number()
-		if !ok {
-			return nil, false
-		}
-
-		i, err := strconv.ParseInt(n, 10, 64)
-
-		return i, err == nil
-	case elemTypeDate:
-		n, ok := d.number()
-		if !ok {
-			return nil, false
-		}
-
-		ms, err := strconv.ParseInt(n, 10, 64)
-
-		return time.UnixMilli(ms), err == nil
+		return numberOf(sch.Type, n)
 	case elemTypeBool:
 		switch {
 		case bytes.HasPrefix(d.data[d.pos:], []byte("true")):
@@ -175,6 +128,24 @@ func (d *fastDecoder) value(sch *elem) (any, bool) {
 	return v, err == nil
 }
 
+// numberOf is a JSON number's text as the value of a numeric type, as encoding/json decodes it.
+func numberOf(t elemType, n string) (any, bool) {
+	switch t {
+	case elemTypeDouble:
+		f, err := strconv.ParseFloat(n, 64)
+		return f, err == nil
+	case elemTypeInt:
+		i, err := strconv.ParseInt(n, 10, 32)
+		return int32(i), err == nil
+	case elemTypeLong:
+		i, err := strconv.ParseInt(n, 10, 64)
+		return i, err == nil
+	default: // elemTypeDate: milliseconds since the epoch
+		ms, err := strconv.ParseInt(n, 10, 64)
+		return time.UnixMilli(ms), err == nil
+	}
+}
+
 // object is an embedded document: its keys in its schema's order.
 func (d *fastDecoder) object(sch *schema) (any, bool) {
 	if sch == nil || !d.consume('{') {
@@ -189,10 +160,21 @@ func (d *fastDecoder) object(sch *schema) (any, bool) {
 		return new(types.Document), true
 	}
 
+	doc, ok := d.fields(sch, false)
+	if !ok || len(sch.Keys) == 0 || !d.consume('}') {
+		return nil, false
+	}
+
+	return doc, true
+}
+
+// fields reads a document's members, the keys of its schema in their order; each follows a comma
+// when afterMember (at the top level, where $s comes first), else all but the first.
+func (d *fastDecoder) fields(sch *schema, afterMember bool) (*types.Document, bool) {
 	doc := must.NotFail(types.NewDocument())
 
 	for i, key := range sch.Keys {
-		if i > 0 && !d.consume(',') {
+		if (afterMember || i > 0) && !d.consume(',') {
 			return nil, false
 		}
 
@@ -206,10 +188,6 @@ func (d *fastDecoder) object(sch *schema) (any, bool) {
 		}
 
 		doc.Set(key, v)
-	}
-
-	if len(sch.Keys) == 0 || !d.consume('}') {
-		return nil, false
 	}
 
 	return doc, true
