@@ -34,7 +34,11 @@ const TRICKY = [
   'é',
 ];
 
-const key = fc.oneof(fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,5}$/), fc.constantFrom('é', '日本', 'a b'));
+// FerretDB moves an `_id` key to the front of every document, nested ones too, on insert
+// (types/document_validation.go), before any decoding: the keys leave `_id` out.
+const key = fc
+  .oneof(fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,5}$/), fc.constantFrom('é', '日本', 'a b'))
+  .filter((k) => k !== '_id');
 const text = fc.oneof(fc.constantFrom(...TRICKY), fc.string({ unit: 'binary', maxLength: 12 }), fc.string());
 
 const scalar = fc.oneof(
