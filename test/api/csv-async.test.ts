@@ -56,20 +56,33 @@ const startImport = (body: Record<string, unknown>, client = api) => client.post
  * async slots (Jobs.settle counts such a job as running).
  */
 async function holdRunningSlots(tenantId: string, n: number, tag: string): Promise<void> {
-  const now = new Date();
+  await recordJobs(tenantId, n, tag, { status: 'processing', createdAt: new Date(), types: ['csv-import'] });
+}
+
+/** Job records as earlier starts left them (their workflows are nowhere). */
+async function recordJobs(
+  tenantId: string,
+  n: number,
+  tag: string,
+  {
+    status,
+    createdAt,
+    types,
+  }: { status: 'processing' | 'completed'; createdAt: Date; types: ('csv-import' | 'csv-export')[] },
+): Promise<void> {
   await new TenantDb(deps.db, tenantId).collection(jobs).insertMany(
     Array.from({ length: n }, (_, i) => ({
       _id: `csvimp_${tag}${i + 1}${Date.now()}`,
-      type: 'csv-import',
+      type: types[i % types.length],
       workflowId: 'x',
-      status: 'processing' as const,
+      status,
       idempotencyKey: `${tag}${i + 1}`,
       input: {},
       result: null,
       error: null,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
+      createdAt,
+      updatedAt: createdAt,
+      finishedAt: status === 'completed' ? createdAt : null,
     })),
   );
 }
@@ -276,6 +289,31 @@ describe('errors', () => {
     const res = await startImport({ s3Key }, api.as(t.key));
     expectError(res, 429, 'rate-limited');
     expect(res.headers.get('retry-after')).toBe('30');
+  });
+
+  test('60 async jobs started in the last hour → 429 rate-limited with Retry-After 600; older ones do not count', async () => {
+    const t = await deps.tenantWithKey();
+    const theirs = api.as(t.key);
+    const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), theirs);
+    // imports and exports share the allowance
+    const types: ('csv-import' | 'csv-export')[] = ['csv-import', 'csv-export'];
+    await recordJobs(t.tenantId, 59, 'hour', {
+      status: 'completed',
+      createdAt: new Date(Date.now() - 59 * 60_000),
+      types,
+    });
+    await recordJobs(t.tenantId, 10, 'older', {
+      status: 'completed',
+      createdAt: new Date(Date.now() - 61 * 60_000),
+      types,
+    });
+    const sixtieth = await startImport({ s3Key }, theirs);
+    expect(sixtieth.status).toBe(202);
+    const more = await theirs.post('/products/bulk/csv/export', { format: 'native', selection: 'all' });
+    expectError(more, 429, 'rate-limited');
+    expect(more.body.message).toContain('60 async jobs were started in the last hour');
+    expect(more.headers.get('retry-after')).toBe('600');
+    await finished(sixtieth.body.jobId, theirs);
   });
 
   test('a retried start (same Idempotency-Key) answers its job even once the allowance is used up', async () => {
