@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { AbortMultipartUploadCommand, ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { BSON, type FindCursor } from 'mongodb';
 import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { prefetching } from '../../shared/db/prefetch';
@@ -81,10 +82,15 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
           { $set: { result: { processedRows: count, totalRows: total, count, rows } } },
         );
     try {
-      for await (const doc of prefetching(col.find(filter, { sort: { sku: 1 } }))) {
+      // raw: each product stays BSON until its turn. Decoded by the driver, a whole batch (thousands
+      // of 5 KB products) became objects in one stretch of the event loop and stayed alive until
+      // the last was written; one at a time, a 40,000-row export went from 0.50 to 0.60 of a raw
+      // cursor's speed (bench/import.ts).
+      const cursor = col.find(filter, { sort: { sku: 1 }, raw: true }) as unknown as FindCursor<Uint8Array>;
+      for await (const raw of prefetching(cursor)) {
         if (signal.aborted) throw signal.reason;
         let lines = '';
-        for (const record of layout.toRecords(presentProduct(doc as ProductDoc))) {
+        for (const record of layout.toRecords(presentProduct(BSON.deserialize(raw) as ProductDoc))) {
           lines += csvLine(layout.columns, record);
           rows++;
         }
