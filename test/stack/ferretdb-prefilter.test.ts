@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Binary, BSONRegExp, Double, Long, ObjectId, type Collection, type Document } from 'mongodb';
+import { Binary, BSONRegExp, Long, ObjectId, type Collection, type Document } from 'mongodb';
 import { TestDeps } from '../helpers/stack';
 
 /**
@@ -468,8 +468,6 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
       sorted = deps.db.collection('test_prefilter_sort');
       await sorted.deleteMany({});
       await sorted.insertMany(SORTABLE as Document[]);
-      // a unique index holds each key's kind, so the sorts on k read their ranks from it
-      await sorted.createIndex({ k: 1, _id: 1 }, { unique: true });
     });
 
     async function page(col: Collection<Document>, filter: Document, sort: Document, skip: number, limit: number) {
@@ -512,23 +510,6 @@ describe('FerretDB filter pushdown (superset in SQL, exact in Go)', () => {
       expect(want).toEqual(expected);
       expect(await page(sorted, filter, sort, 0, 0)).toEqual(want);
       expect(await page(sorted, filter, sort, 2, 3)).toEqual(want.slice(2, 5));
-    });
-
-    test('a unique index tells values of one text apart by kind, as MongoDB does; numbers are one kind', async () => {
-      const col = deps.db.collection('test_prefilter_unique_kinds');
-      await col.deleteMany({});
-      await col.createIndex({ v: 1 }, { unique: true });
-      const hex = '65a000000000000000000009';
-      // the same JSON text in sjson: a string and an ObjectId's hex; a number and a date's milliseconds
-      await col.insertMany([
-        { _id: 'string', v: hex },
-        { _id: 'objectId', v: new ObjectId(hex) },
-        { _id: 'number', v: 5 },
-        { _id: 'date', v: new Date(5) },
-      ] as Document[]);
-      await expect(col.insertOne({ _id: 'double', v: new Double(5) } as Document)).rejects.toThrow(/duplicate key/);
-      await expect(col.insertOne({ _id: 'again', v: hex } as Document)).rejects.toThrow(/duplicate key/);
-      expect(await page(col, {}, { v: 1, _id: 1 }, 0, 0)).toEqual(['number', 'string', 'objectId', 'date']);
     });
 
     test('a page of an equality and a regex: each branch ordered on its index, the page as Go sorts', async () => {

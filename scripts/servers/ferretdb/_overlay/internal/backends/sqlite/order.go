@@ -22,7 +22,7 @@ type orderTerm struct {
 // every key is a plain field name, see handler/sort_pushdown.go), term by term: whether a field
 // holds a value SQL cannot order (those rows first), then each field's rank and value. Rank and
 // value come from the field's type and JSON text, which an index holding the field keeps
-// (metadata.TypeColumn or KindColumn, and IndexColumn): on such an index no row is read to order it.
+// (metadata.TypeColumn, metadata.IndexColumn): on such an index no row is read to order it.
 //
 // The terms order rows exactly as FerretDB's Go sort orders documents, for the values whose order
 // SQL can reproduce: missing or null, numbers (sjson cannot hold NaN or infinities; SQLite compares
@@ -56,13 +56,13 @@ func sortValue(field string) string {
 	return fmt.Sprintf(`(%s ->> '$')`, metadata.IndexColumn(field))
 }
 
-// sortRank is the BSON type rank of a field's value from its kind (metadata.KindColumn, from the
-// document's sjson schema $s.p.<field>.t, or from an index that holds it or the type), NULL for a
-// type SQL cannot order (see orderTerms).
+// sortRank is the BSON type rank of a field's value from the document's sjson schema ($s.p.<field>.t),
+// NULL for a type SQL cannot order (see orderTerms).
 func sortRank(field string) string {
-	return fmt.Sprintf(`(CASE %s WHEN 'null' THEN 2 WHEN 'number' THEN 3 `+
-		`WHEN 'string' THEN 4 WHEN 'objectId' THEN 8 WHEN 'bool' THEN 9 WHEN 'date' THEN 10 END)`,
-		metadata.KindColumn(field))
+	typ := fmt.Sprintf(`coalesce(%s, 'null')`, metadata.TypeColumn(field))
+
+	return fmt.Sprintf(`(CASE %s WHEN 'null' THEN 2 WHEN 'int' THEN 3 WHEN 'long' THEN 3 WHEN 'double' THEN 3 `+
+		`WHEN 'string' THEN 4 WHEN 'objectId' THEN 8 WHEN 'bool' THEN 9 WHEN 'date' THEN 10 END)`, typ)
 }
 
 // quotePath is a JSON path for SQLite as an SQL string literal: root, then field quoted, then rest.

@@ -47,17 +47,6 @@ func TypeColumn(field string) string {
 // plainField: a top-level field whose name needs no quoting in a JSON path.
 var plainField = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// KindColumn is a top-level field's kind, its BSON type with the three numeric types as one:
-// 'number' for int, long and double, else TypeColumn's value, 'null' when the field is missing.
-// The sort rank of a field (sqlite/order.go) is read from it, so an index that holds either
-// column (SQLite reads TypeColumn inside it from an index too) orders rows without parsing them.
-func KindColumn(field string) string {
-	typ := fmt.Sprintf(`coalesce(%s, 'null')`, TypeColumn(field))
-
-	return fmt.Sprintf(`(CASE %s WHEN 'int' THEN 'number' WHEN 'long' THEN 'number' WHEN 'double' THEN 'number' ELSE %s END)`,
-		typ, typ)
-}
-
 // PlainField: field is a top-level field whose name needs no quoting in a JSON path.
 func PlainField(field string) bool {
 	return plainField.MatchString(field)
@@ -68,15 +57,8 @@ func PlainField(field string) bool {
 // A non-unique index also holds, after its keys, each top-level key's type (TypeColumn). An exact
 // count (count.go) proves a row matches by the field's text and its type; with both in the index
 // it reads no row: 25 ms instead of 210 ms for a word in 5,000 of 50,000 products, where the type
-// read from the row costs a parse of the whole 5 KB document.
-//
-// A unique index holds each top-level key's kind (KindColumn) instead, for sorts: ordered by a
-// field that only a unique index holds (an export by SKU), 50,000 products took 1.9 s to parse
-// for their types, and 0.1 s read from the index. Uniqueness becomes that of the key's text and
-// kind: values of one text but different kinds (a string and an ObjectId of the same hex, a
-// number and a date of the same milliseconds) are distinct, as MongoDB holds them, and numbers of
-// any type stay one kind (1 and 1.0 collide, as in MongoDB). Made again from rows that were
-// unique on text alone, such an index cannot fail (respellIndexes).
+// read from the row costs a parse of the whole 5 KB document. Unique indexes keep their keys
+// alone, so uniqueness is what it was.
 func createIndexSQL(c *Collection, index IndexInfo) string {
 	q := "CREATE "
 
@@ -94,13 +76,11 @@ func createIndexSQL(c *Collection, index IndexInfo) string {
 		columns = append(columns, column)
 	}
 
-	for _, key := range index.Key {
-		switch {
-		case !PlainField(key.Field):
-		case index.Unique:
-			columns = append(columns, KindColumn(key.Field))
-		default:
-			columns = append(columns, TypeColumn(key.Field))
+	if !index.Unique {
+		for _, key := range index.Key {
+			if PlainField(key.Field) {
+				columns = append(columns, TypeColumn(key.Field))
+			}
 		}
 	}
 
