@@ -112,7 +112,13 @@ test('a job counts once when started (not again for a retried start) and once wh
       timeoutMs: 60_000,
     },
   );
-  const workerAfter = await page();
+  // the API can read the finished record before the worker, whose write it was, counts it
+  let workerAfter = await page();
+  await waitFor(
+    'the worker to count the finish',
+    async () => valueOf((workerAfter = await page()), finished) > valueOf(workerBefore, finished),
+    { timeoutMs: 10_000 },
+  );
   expect(valueOf(workerAfter, finished) - valueOf(workerBefore, finished)).toBe(1);
   // the Temporal SDK's own metrics, relayed on the same page
   expect(workerAfter).toMatch(/^temporal_\w+/m);
