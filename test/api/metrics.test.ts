@@ -113,7 +113,7 @@ test('a job counts once when started (not again for a retried start) and once wh
     },
   );
   // the API can read the finished record before the worker, whose write it was, counts it
-  let workerAfter = await page();
+  let workerAfter = '';
   await waitFor(
     'the worker to count the finish',
     async () => valueOf((workerAfter = await page()), finished) > valueOf(workerBefore, finished),
