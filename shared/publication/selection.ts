@@ -83,9 +83,13 @@ export async function selectionPage(
   return { docs: await productsByIds(tenantDb, slicePage(ids, paging)), total: ids.length };
 }
 
-/** The products of some ids, in their order (ids the tenant lacks are left out). */
+/**
+ * The products of some ids, in their order (ids the tenant lacks are left out): one read by primary
+ * key (`$in`), where a read per id cost a publication batch of 250 as many round trips.
+ */
 export async function productsByIds(tenantDb: TenantDb, ids: string[]): Promise<ProductDoc[]> {
-  const col = tenantDb.collection(products);
-  const docs = await Promise.all(ids.map((id) => col.findOne({ _id: new ObjectId(id) })));
-  return docs.filter((d): d is ProductDoc => d !== null);
+  const oids = ids.map((id) => new ObjectId(id));
+  const found = await tenantDb.collection(products).findByIds(oids);
+  const byId = new Map(found.map((d) => [d._id.toHexString(), d]));
+  return oids.map((id) => byId.get(id.toHexString())).filter((d): d is ProductDoc => d !== undefined);
 }
