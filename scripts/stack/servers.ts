@@ -44,15 +44,23 @@ export interface ServerBuild {
   /** `go install <target>` run in `dir` (the repo root unless a module of ours is used). */
   target: string;
   dir?: string;
-  /** Module whose files `<dir>/_overlay/<path in module>` replace or add to at build time. */
-  patchModule?: string;
+  /** Modules patched at build time (see patchedModFile). */
+  patches?: ModulePatch[];
+}
+
+/**
+ * A module built from a patched copy: the files under `<dir>/<overlay>/` (paths inside the module)
+ * replace or add to its files, then each edit replaces one exact text of one file (for a generated
+ * file too big to keep a copy of). An edit whose text is not found exactly once fails the build.
+ */
+export interface ModulePatch {
+  module: string;
+  overlay: string;
+  edits?: { file: string; find: string; replace: string }[];
 }
 
 const ROOT = resolve(__dirname, '..', '..');
 const FERRETDB_MODULE = join(ROOT, 'scripts', 'servers', 'ferretdb');
-
-/** Files laid over the module to patch, by their path inside it (see patchedModFile). */
-const OVERLAY = '_overlay';
 
 /** Files of a directory tree, as paths relative to it, sorted. */
 function filesUnder(dir: string): string[] {
@@ -63,42 +71,83 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
-/** Our FerretDB main changes with our code, so its cache key carries a hash of the module's files and overlay. */
-function moduleHash(dir: string): string {
+/** Our FerretDB main changes with our code, so its cache key carries a hash of the module's files and patches. */
+function moduleHash(dir: string, patches: ModulePatch[]): string {
   const hash = createHash('sha256');
   for (const name of readdirSync(dir)
     .filter((n) => n.endsWith('.go') || n === 'go.mod' || n === 'go.sum')
     .sort()) {
     hash.update(name).update(readFileSync(join(dir, name)));
   }
-  for (const name of filesUnder(join(dir, OVERLAY))) hash.update(name).update(readFileSync(join(dir, OVERLAY, name)));
+  for (const patch of patches) {
+    const overlay = join(dir, patch.overlay);
+    for (const name of filesUnder(overlay)) hash.update(name).update(readFileSync(join(overlay, name)));
+    if (patch.edits) hash.update(JSON.stringify(patch.edits));
+  }
   return hash.digest('hex').slice(0, 10);
 }
 
 /**
- * Go refuses `-overlay` for files in its module cache, so the module to patch is copied next to
- * the build, the files under `<dir>/_overlay/` (paths inside that module) are laid over the copy,
- * and the build uses a go.mod that replaces the module with the copy; returns that go.mod's path.
+ * Go refuses `-overlay` for files in its module cache, so each module to patch is copied next to
+ * the build, its overlay is laid over the copy and its edits are made, and the build uses a go.mod
+ * that replaces the modules with the copies; returns that go.mod's path.
  */
 function patchedModFile(go: string, server: ServerBuild, scratch: string): string {
   const dir = server.dir ?? ROOT;
-  const info = JSON.parse(
-    execFileSync(go, ['mod', 'download', '-json', server.patchModule!], { cwd: dir, encoding: 'utf8' }),
-  );
-  if (!info.Dir) throw new Error(`go mod download ${server.patchModule} gave no directory: ${JSON.stringify(info)}`);
-  const copy = join(scratch, 'patched-module');
-  cpSync(info.Dir, copy, { recursive: true });
-  // the module cache is read-only, and so is the copy: open it up to patch and later delete it
-  chmodSync(copy, 0o755);
-  for (const e of readdirSync(copy, { recursive: true, withFileTypes: true })) {
-    chmodSync(join(e.parentPath ?? e.path, e.name), e.isDirectory() ? 0o755 : 0o644);
+  const replaces: string[] = [];
+  for (const [i, patch] of server.patches!.entries()) {
+    const info = JSON.parse(
+      execFileSync(go, ['mod', 'download', '-json', patch.module], { cwd: dir, encoding: 'utf8' }),
+    );
+    if (!info.Dir) throw new Error(`go mod download ${patch.module} gave no directory: ${JSON.stringify(info)}`);
+    const copy = join(scratch, `patched-module-${i}`);
+    cpSync(info.Dir, copy, { recursive: true });
+    // the module cache is read-only, and so is the copy: open it up to patch and later delete it
+    chmodSync(copy, 0o755);
+    for (const e of readdirSync(copy, { recursive: true, withFileTypes: true })) {
+      chmodSync(join(e.parentPath ?? e.path, e.name), e.isDirectory() ? 0o755 : 0o644);
+    }
+    const overlay = join(dir, patch.overlay);
+    for (const name of filesUnder(overlay)) cpSync(join(overlay, name), join(copy, name));
+    for (const edit of patch.edits ?? []) {
+      const file = join(copy, edit.file);
+      const text = readFileSync(file, 'utf8');
+      const at = text.indexOf(edit.find);
+      if (at < 0 || text.indexOf(edit.find, at + 1) >= 0)
+        throw new Error(`patching ${patch.module}: the text to replace is not found exactly once in ${edit.file}`);
+      writeFileSync(file, text.slice(0, at) + edit.replace + text.slice(at + edit.find.length));
+    }
+    replaces.push(`replace ${patch.module} => ${copy}`);
   }
-  for (const name of filesUnder(join(dir, OVERLAY))) cpSync(join(dir, OVERLAY, name), join(copy, name));
   const modFile = join(scratch, 'go.mod');
-  writeFileSync(modFile, `${readFileSync(join(dir, 'go.mod'), 'utf8')}\nreplace ${server.patchModule} => ${copy}\n`);
+  writeFileSync(modFile, `${readFileSync(join(dir, 'go.mod'), 'utf8')}\n${replaces.join('\n')}\n`);
   cpSync(join(dir, 'go.sum'), join(scratch, 'go.sum'));
   return modFile;
 }
+
+/**
+ * FerretDB's patches: our overlay of FerretDB (see the comment at the top), and SQLite's memcmp.
+ * modernc's libc (the C library SQLite runs on, translated to Go) compares a byte at a time, and
+ * SQLite's JSON cache compares whole documents with it on every lookup: 7-13% of FerretDB's CPU
+ * in a publication or an import. Its generated file is 4 MB, so the function gets a first line
+ * that hands the work to a word-wise compare (_overlay_libc/memcmp_fast.go); linux/amd64 only, the
+ * other platforms keep upstream's loop.
+ */
+const FERRETDB_PATCHES: ModulePatch[] = [
+  { module: 'github.com/FerretDB/FerretDB', overlay: '_overlay' },
+  {
+    module: 'modernc.org/libc',
+    overlay: '_overlay_libc',
+    edits: [
+      {
+        file: 'ccgo_linux_amd64.go',
+        find: 'func Xmemcmp(tls *TLS, vl uintptr, vr uintptr, n Tsize_t) (r1 int32) {\n',
+        replace:
+          'func Xmemcmp(tls *TLS, vl uintptr, vr uintptr, n Tsize_t) (r1 int32) {\n\treturn memcmpFast(vl, vr, n) // PATCHED (backoffice)\n',
+      },
+    ],
+  },
+];
 
 export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
   temporal: {
@@ -109,11 +158,11 @@ export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
   },
   ferretdb: {
     name: 'ferretdb',
-    version: `v1.24.2-${moduleHash(FERRETDB_MODULE)}`,
+    version: `v1.24.2-${moduleHash(FERRETDB_MODULE, FERRETDB_PATCHES)}`,
     binary: 'ferretdb',
     target: '.',
     dir: FERRETDB_MODULE,
-    patchModule: 'github.com/FerretDB/FerretDB',
+    patches: FERRETDB_PATCHES,
   },
   minio: {
     name: 'minio',
@@ -166,7 +215,7 @@ export function ensureServerBuilt(
   log(`building ${server.name} ${server.version} (once; cached in ${toolsDir()}) …`);
   const started = Date.now();
   try {
-    const modFile = server.patchModule ? [`-modfile=${patchedModFile(go, server, scratch)}`] : [];
+    const modFile = server.patches ? [`-modfile=${patchedModFile(go, server, scratch)}`] : [];
     execFileSync(go, ['install', ...modFile, server.target], {
       cwd: server.dir ?? ROOT,
       stdio: ['ignore', 'inherit', 'inherit'],
