@@ -126,7 +126,10 @@ function patchedModFile(go: string, server: ServerBuild, scratch: string): strin
 }
 
 /**
- * FerretDB's patches: our overlay of FerretDB (see the comment at the top), and SQLite's memcmp.
+ * FerretDB's patches: our overlay of FerretDB (see the comment at the top), SQLite's memcmp, and
+ * the SQLite driver's UPDATE kept prepared per connection (_overlay_sqlite/stmt_cache.go: the
+ * driver prepared every statement anew, and preparing an UPDATE compiles each of the table's
+ * index expressions).
  * modernc's libc (the C library SQLite runs on, translated to Go) compares a byte at a time, and
  * SQLite's JSON cache compares whole documents with it on every lookup: 7-13% of FerretDB's CPU
  * in a publication or an import. Its generated file is 4 MB, so the function gets a first line
@@ -144,6 +147,30 @@ const FERRETDB_PATCHES: ModulePatch[] = [
         find: 'func Xmemcmp(tls *TLS, vl uintptr, vr uintptr, n Tsize_t) (r1 int32) {\n',
         replace:
           'func Xmemcmp(tls *TLS, vl uintptr, vr uintptr, n Tsize_t) (r1 int32) {\n\treturn memcmpFast(vl, vr, n) // PATCHED (backoffice)\n',
+      },
+    ],
+  },
+  {
+    module: 'modernc.org/sqlite',
+    overlay: '_overlay_sqlite',
+    edits: [
+      {
+        file: 'sqlite.go',
+        find: '\tbeginMode       string\n}\n',
+        replace:
+          '\tbeginMode       string\n\tstmtCache       map[string]uintptr // PATCHED (backoffice): stmt_cache.go\n}\n',
+      },
+      {
+        file: 'sqlite.go',
+        find: 'func (s *stmt) exec(ctx context.Context, args []driver.NamedValue) (r driver.Result, err error) {\n',
+        replace:
+          'func (s *stmt) execUncached(ctx context.Context, args []driver.NamedValue) (r driver.Result, err error) { // PATCHED (backoffice): stmt_cache.go\n',
+      },
+      {
+        file: 'sqlite.go',
+        find: '\tdefer c.Unlock()\n\n\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db)',
+        replace:
+          '\tdefer c.Unlock()\n\n\tc.finalizeCached() // PATCHED (backoffice): stmt_cache.go\n\tif c.db != 0 {\n\t\tif err := c.closeV2(c.db)',
       },
     ],
   },
