@@ -6,6 +6,7 @@ import {
   commaList,
   filtersFrom,
   productFiltersQuery,
+  NO_NUL_PATTERN,
   productFiltersSchema,
   SORT_FIELDS,
   type ProductFilters,
@@ -125,7 +126,7 @@ export const productRoutes = defineRoutes([
       additionalProperties: false,
       properties: {
         filters: productFiltersSchema,
-        query: { type: 'string', minLength: 1, maxLength: 200 },
+        query: { type: 'string', minLength: 1, maxLength: 200, pattern: NO_NUL_PATTERN },
         ...paging,
         extend: { type: 'array', items: { type: 'string', enum: EXTENDS } },
       },

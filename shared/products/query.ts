@@ -20,9 +20,12 @@ export interface ProductFilters {
  * more would exceed what the store takes in one condition (SQLite's bound variables: a 500).
  */
 export const MAX_FILTER_VALUES = 100;
+/** Search text without NUL, which no stored text holds and the store's text functions refuse (a 500 otherwise). */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
 const filterText = (maxLength: number, description?: string): JsonSchema => ({
   type: 'string',
   maxLength,
+  pattern: NO_NUL_PATTERN,
   ...(description ? { description } : {}),
 });
 const filterList = (items: JsonSchema, description?: string): JsonSchema => ({
