@@ -126,15 +126,16 @@ function patchedModFile(go: string, server: ServerBuild, scratch: string): strin
 }
 
 /**
- * FerretDB's patches: our overlay of FerretDB (see the comment at the top), SQLite's memcmp, and
- * the SQLite driver's UPDATE kept prepared per connection (_overlay_sqlite/stmt_cache.go: the
- * driver prepared every statement anew, and preparing an UPDATE compiles each of the table's
- * index expressions).
- * modernc's libc (the C library SQLite runs on, translated to Go) compares a byte at a time, and
- * SQLite's JSON cache compares whole documents with it on every lookup: 7-13% of FerretDB's CPU
- * in a publication or an import. Its generated file is 4 MB, so the function gets a first line
- * that hands the work to a word-wise compare (_overlay_libc/memcmp_fast.go); linux/amd64 only, the
- * other platforms keep upstream's loop.
+ * FerretDB's patches (docs/servers.md):
+ * - FerretDB itself: our overlay (see the comment at the top).
+ * - modernc's libc (the C library SQLite runs on, translated to Go): its memcmp compares a byte at
+ *   a time, and SQLite's JSON cache compares whole documents with it on every lookup (7-13% of
+ *   FerretDB's CPU). Its generated file is 4 MB, so the function gets a first line that hands the
+ *   work to a word-wise compare (_overlay_libc/memcmp_fast.go); linux/amd64 only, the other
+ *   platforms keep upstream's loop.
+ * - modernc's SQLite driver: it prepared every statement anew, and preparing an UPDATE compiles
+ *   each of the table's index expressions; a one-statement UPDATE stays prepared per connection
+ *   (_overlay_sqlite/stmt_cache.go).
  */
 const FERRETDB_PATCHES: ModulePatch[] = [
   { module: 'github.com/FerretDB/FerretDB', overlay: '_overlay' },

@@ -20,7 +20,7 @@ export interface ProductFilters {
  * more would exceed what the store takes in one condition (SQLite's bound variables: a 500).
  */
 export const MAX_FILTER_VALUES = 100;
-/** Search text without NUL, which no stored text holds and the store's text functions refuse (a 500 otherwise). */
+/** Filter and search text without NUL: no filter needs one, and with one the store failed the query (a 500). */
 export const NO_NUL_PATTERN = '^[^\\u0000]*$';
 const filterText = (maxLength: number, description?: string): JsonSchema => ({
   type: 'string',

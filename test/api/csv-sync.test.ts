@@ -282,7 +282,7 @@ describe('sync export', () => {
     [{ format: 'native', selection: 'filter', filters: { brands: ['No Such Brand'] } }, 404, 'not-found/no-products'],
     [{}, 400, 'bad-request'],
     [{ selection: 'all' }, 400, 'bad-request'],
-    // a NUL in a filter's text: refused by the store's text functions, so refused here (it was a 500)
+    // a NUL in a filter's text: refused by the schema (the store failed the query: a 500)
     [{ format: 'shopify', selection: 'filter', filters: { q: 'a\u0000b' } }, 400, 'bad-request'],
     [{ format: 'native', selection: 'filter', filters: { brands: ['Acme', 'a\u0000'] } }, 400, 'bad-request'],
   ])('%j → %s %s', async (body, status, code) => {

@@ -5,7 +5,6 @@ package sqlite
 import (
 	"context"
 	"database/sql/driver"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -25,10 +24,11 @@ const maxCachedStmts = 256
 // itself when the schema changes (sqlite3_prepare_v2), and Close finalizes it. Anything else
 // (several statements, other kinds, a full cache) takes upstream's path.
 func (s *stmt) exec(ctx context.Context, args []driver.NamedValue) (r driver.Result, err error) {
-	q := libc.GoString(s.psql)
-	if !strings.HasPrefix(q, "UPDATE ") {
+	// the kind is read in place: the SQL is copied into a Go string (the cache's key) only for an UPDATE
+	if !hasPrefix(s.psql, "UPDATE ") {
 		return s.execUncached(ctx, args)
 	}
+	q := libc.GoString(s.psql)
 
 	c := s.c
 	pstmt, ok := c.stmtCache[q]
@@ -110,6 +110,16 @@ func (s *stmt) exec(ctx context.Context, args []driver.NamedValue) (r driver.Res
 	}
 
 	return r, err
+}
+
+// hasPrefix tells whether the C string at p starts with prefix (it stops at the string's NUL).
+func hasPrefix(p uintptr, prefix string) bool {
+	for i := 0; i < len(prefix); i++ {
+		if *(*byte)(unsafe.Pointer(p + uintptr(i))) != prefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // finalizeCached finalizes the statements exec kept, before the connection closes.
