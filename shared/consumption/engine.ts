@@ -3,7 +3,7 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import type { StockKind } from '../materials/collections';
-import { StockStore, type Applied } from '../materials/stock';
+import { StockStore, type Applied, type Seed } from '../materials/stock';
 import {
   TAKEN,
   materialConsumptions,
@@ -91,9 +91,13 @@ export class ConsumptionEngine {
     reference: ConsumptionDoc['reference'],
     plan: ConsumptionPlan,
     meta: Record<string, unknown> = {},
+    /** What the plan read, by SKU: its movements start from them. */
+    seeds?: Map<string, Seed>,
+    /** The consumption as the caller knows it (null: believed absent, so inserted at once); read otherwise. */
+    read?: ConsumptionDoc | null,
   ): Promise<RunResult> {
     for (let round = 0; round < 20; round++) {
-      const existing = await this.find(consumptionId);
+      const existing = round === 0 && read !== undefined ? read : await this.find(consumptionId);
       if (!existing) {
         const now = new Date();
         const doc: ConsumptionDoc = {
@@ -114,14 +118,14 @@ export class ConsumptionEngine {
         try {
           const { tenantId: _t, ...rest } = doc;
           await this.col.insertOne(rest);
-          return await this.drive(doc, false);
+          return await this.drive(doc, false, seeds);
         } catch (err) {
           if (isDuplicateKeyError(err)) continue; // a concurrent request recorded it first: follow it
           throw err;
         }
       }
       if (TAKEN.has(existing.status)) return { doc: existing, replayed: true };
-      if (existing.status === 'pending') return this.drive(existing, true);
+      if (existing.status === 'pending') return this.drive(existing, true, seeds);
       if (existing.status === 'failing') await this.putBack(existing, 'failed');
       // failed: everything put back; this request is a new attempt with its own movements
       const retried = await this.col.findOneAndUpdate(
@@ -140,13 +144,13 @@ export class ConsumptionEngine {
         },
         { returnDocument: 'after' },
       );
-      if (retried) return this.drive(retried, false);
+      if (retried) return this.drive(retried, false, seeds);
     }
     throw new AppError(409, 'conflict', `Consumption ${consumptionId} keeps changing; retry`);
   }
 
   /** Takes every SKU's stock, then decides. */
-  private async drive(doc: ConsumptionDoc, joined: boolean): Promise<RunResult> {
+  private async drive(doc: ConsumptionDoc, joined: boolean, seeds?: Map<string, Seed>): Promise<RunResult> {
     const lines = perSku(doc.plan);
     const consumption = { id: doc.consumptionId, reference: doc.reference };
     const outcomes = await Promise.allSettled(
@@ -160,6 +164,7 @@ export class ConsumptionEngine {
           locationId: doc.plan.locationId,
           minor: l.minor,
           method: doc.plan.method,
+          seed: seeds?.get(l.sku),
         }),
       ),
     );

@@ -4,8 +4,7 @@ import { AppError } from '../errors/catalog';
 import { fromMinor, findUnit } from '../materials/quantity';
 import { kindOf, stockRecordsBySku, unitsOf, type StockRecord } from '../materials/records';
 import { availableMinor } from '../materials/stock-changes';
-import { StockStore } from '../materials/stock';
-import type { StockDoc } from '../materials/collections';
+import { materialStock, recordId, type StockDoc } from '../materials/collections';
 import type { PlannedLine, Shortfall } from './collections';
 
 /** A bill of materials as stored on a product (shared/products/schema.ts). */
@@ -62,6 +61,8 @@ export interface Plan {
   /** Per SKU: base steps required and available at the location. */
   bySku: Map<string, { record: StockRecord; required: number; available: number }>;
   records: Map<string, StockRecord>;
+  /** The stock documents read (null: none; a tombstone as stored), by SKU: where applying the plan starts from. */
+  stocks: Map<string, StockDoc | null>;
 }
 
 function unknownSku(sku: string, where: string): AppError {
@@ -91,14 +92,18 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     ...(bom?.components ?? []).flatMap((c) => [c.materialSku, ...(c.substitutes ?? []).map((s) => s.materialSku)]),
     ...input.modifierMaterials.map((m) => m.sku),
   ].map((s) => s.toUpperCase());
-  const records = await stockRecordsBySku(tenantDb, skus);
-  const stocks = new Map<string, StockDoc | null>();
-  await Promise.all(
-    [...records.values()].map(async (r) => stocks.set(r.sku, await new StockStore(tenantDb, kindOf(r)).stockOf(r.sku))),
-  );
+  // a stock document's _id is its record's: both are read at once
+  const [records, stockDocs] = await Promise.all([
+    stockRecordsBySku(tenantDb, skus),
+    tenantDb.collection(materialStock).findByIds([...new Set(skus.map((s) => recordId(tenantDb.tenantId, s)))]),
+  ]);
+  const stocks = new Map<string, StockDoc | null>([...records.values()].map((r) => [r.sku, null]));
+  for (const d of stockDocs) if (records.has(d.sku)) stocks.set(d.sku, d);
   const now = new Date();
   const availableOf = (sku: string) => {
-    const loc = stocks.get(sku)?.locations.find((l) => l.locationId === input.locationId);
+    const stock = stocks.get(sku);
+    // a deleted record's tombstone holds no stock
+    const loc = stock && !stock.retired ? stock.locations.find((l) => l.locationId === input.locationId) : undefined;
     return loc ? availableMinor(loc, now) : 0;
   };
   const left = new Map<string, number>();
@@ -209,5 +214,5 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       error: `Not enough ${sku} at ${input.locationId}: ${fromMinor(available, base.precision)} ${base.code} available, ${fromMinor(required, base.precision)} ${base.code} required`,
     });
   }
-  return { lines, wanted, demands, shortfalls, bySku, records };
+  return { lines, wanted, demands, shortfalls, bySku, records, stocks };
 }

@@ -4,7 +4,7 @@ import { AppError } from '../errors/catalog';
 import { Locations } from '../locations/locations';
 import { costMicros, fromMicros, valueOf } from '../materials/quantity';
 import { isMaterial, kindOf, unitsOf, type StockRecord } from '../materials/records';
-import { StockStore } from '../materials/stock';
+import { StockStore, type Seed } from '../materials/stock';
 import { Catalog } from '../products/catalog';
 import type { ProductDoc } from '../products/types';
 import { TAKEN, type ConsumedSku, type Shortfall } from './collections';
@@ -66,6 +66,11 @@ const lotsOf = (c: ConsumedSku) =>
 
 function costPerUnit(c: ConsumedSku): number {
   return c.cost && c.quantity > 0 ? Math.round((c.cost.total / c.quantity) * 1e6) / 1e6 : 0;
+}
+
+/** What a plan read of each SKU, for its movements to start from. */
+function seedsOf(plan: Plan): Map<string, Seed> {
+  return new Map([...plan.records].map(([sku, record]) => [sku, { record, stock: plan.stocks.get(sku) ?? null }]));
 }
 
 /** The current cost of one base unit of a record: a material's costing, a supply's price. */
@@ -130,8 +135,10 @@ export class ConsumptionService {
   }
 
   private async planFor(req: ConsumptionRequest): Promise<{ plan: Plan; product: ProductDoc; locationId: string }> {
+    const located = this.location(req.locationId);
+    located.catch(() => undefined); // answered after the product's 404
     const { product } = await this.product(req.productSku, true, `Product ${req.productSku.toUpperCase()} not found`);
-    const locationId = await this.location(req.locationId);
+    const locationId = await located;
     const plan = await planConsumption(this.tenantDb, {
       bom: (product.billOfMaterials as StoredBom | undefined) ?? null,
       modifierMaterials: this.modifierMaterials(product, req.selectedModifiers),
@@ -190,19 +197,21 @@ export class ConsumptionService {
   }
 
   /**
-   * Exactly once per id: a consumption already taken answers as it was (replayed); otherwise
-   * `apply` plans and runs it, and a refusal for want of stock becomes `refused(shortfalls)`.
+   * Exactly once per id: `apply` plans and runs the consumption, its record inserted at once (a
+   * new consumption, the usual case, costs no read to find it absent); when it exists already, or
+   * anything refuses, the consumption as stored decides: one already taken answers as it was
+   * (replayed), whatever would refuse it now. A refusal for want of stock becomes `refused(shortfalls)`.
    */
   private async once(
     consumptionId: string,
     refused: (shortfalls: Shortfall[]) => AppError,
     apply: () => Promise<RunResult>,
   ): Promise<RunResult> {
-    const done = await this.engine.find(consumptionId);
-    if (done && TAKEN.has(done.status)) return { doc: done, replayed: true };
     try {
       return await apply();
     } catch (err) {
+      const done = await this.engine.find(consumptionId);
+      if (done && TAKEN.has(done.status)) return { doc: done, replayed: true };
       if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
       throw err;
     }
@@ -238,6 +247,8 @@ export class ConsumptionService {
           ref ? { type: req.options?.referenceType ?? 'consumption', id: ref } : null,
           { locationId, method: req.options?.method, lines: plan.lines },
           { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1 },
+          seedsOf(plan),
+          null,
         );
       },
     );
@@ -266,6 +277,9 @@ export class ConsumptionService {
    * shortfall), exactly once per (product, referenceType, referenceId).
    */
   async runBom(sku: string, req: BomRunRequest, idempotencyKey?: string) {
+    // read with the product; a missing location is answered after a replay (in `once`)
+    const located = this.location(req.locationId);
+    located.catch(() => undefined);
     const { product } = await this.product(sku, false, BOM_NOT_FOUND);
     const bom = product.billOfMaterials as StoredBom | undefined;
     if (!bom) throw new AppError(404, 'not-found', BOM_NOT_FOUND, { field: 'sku' });
@@ -285,7 +299,7 @@ export class ConsumptionService {
           { errors: errorsOf(shortfalls) },
         ),
       async () => {
-        const locationId = await this.location(req.locationId);
+        const locationId = await located;
         const plan = await planConsumption(this.tenantDb, {
           bom,
           modifierMaterials: [],
@@ -306,6 +320,8 @@ export class ConsumptionService {
             notes: req.notes ?? null,
             substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
           },
+          seedsOf(plan),
+          null,
         );
       },
     );

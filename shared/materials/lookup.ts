@@ -27,19 +27,14 @@ export function unitsOf(doc: StockRecord): UnitSystem {
 
 /**
  * The material or supply records named by `skus` (any case), by upper-case SKU: what a bill of
- * materials or a modifier may consume. Two primary-key reads per SKU, in parallel.
+ * materials or a modifier may consume. One primary-key read of each collection, in parallel.
  */
 export async function stockRecordsBySku(tenantDb: TenantDb, skus: string[]): Promise<Map<string, StockRecord>> {
-  const wanted = [...new Set(skus.map((s) => s.trim().toUpperCase()))];
-  const found = await Promise.all(
-    wanted.map(async (sku) => {
-      const _id = recordId(tenantDb.tenantId, sku);
-      const [m, s] = await Promise.all([
-        tenantDb.collection(materials).findOne({ _id }),
-        tenantDb.collection(supplies).findOne({ _id }),
-      ]);
-      return (m ?? s) as StockRecord | null;
-    }),
-  );
-  return new Map(found.flatMap((r) => (r ? [[r.sku, r] as const] : [])));
+  const ids = [...new Set(skus.map((s) => recordId(tenantDb.tenantId, s.trim().toUpperCase())))];
+  const [m, s] = await Promise.all([
+    tenantDb.collection(materials).findByIds(ids),
+    tenantDb.collection(supplies).findByIds(ids),
+  ]);
+  // one SKU space: a SKU is never both; were it so, the material answers, as it always has
+  return new Map([...s, ...m].map((r) => [r.sku, r as StockRecord] as const));
 }

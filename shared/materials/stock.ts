@@ -85,6 +85,39 @@ interface Pending {
   locationIds: string[];
   /** Other movements whose presence the build decides on (a consumption's void, a return's consumption). */
   related: string[];
+  /** The record and stock document the caller read a moment ago (a consumption's plan): the first attempt starts from them. */
+  seed?: Seed;
+}
+
+export interface Seed {
+  record: StockRecord;
+  /** null: the SKU had no stock document. */
+  stock: StockDoc | null;
+}
+
+/**
+ * The stock document this process last wrote, per document: the next movement starts from it
+ * instead of reading it again. One that another process has since replaced only costs a lost
+ * race (its guarded write matches nothing) and a read. Versions only grow, so an old version
+ * never matches again.
+ */
+const lastWritten = new Map<string, StockDoc>();
+const LAST_WRITTEN_MAX = 2_000;
+
+function remember(key: string, doc: StockDoc | null): void {
+  const known = lastWritten.get(key);
+  if (doc && known && known.version > doc.version) return; // answers of two writes may arrive crossed
+  lastWritten.delete(key); // re-inserted last: the map's order is the order of use
+  if (!doc) return;
+  lastWritten.set(key, doc);
+  if (lastWritten.size > LAST_WRITTEN_MAX) lastWritten.delete(lastWritten.keys().next().value!);
+}
+
+/** Of the stock documents at hand, the newest (highest version); undefined when there is none at hand. */
+function newest(candidates: (StockDoc | null | undefined)[]): StockDoc | null | undefined {
+  let best: StockDoc | null | undefined;
+  for (const c of candidates) if (c !== undefined && (!best || (c && c.version > best.version))) best = c;
+  return best;
 }
 
 function locationNotFound(locationId: string): AppError {
@@ -164,43 +197,65 @@ export class StockStore {
     /** Locations the movement names: each must exist, unless the SKU holds stock there (then it does). */
     locationIds: string[],
     related: string[] = [],
+    seed?: Seed,
   ): Promise<Applied> {
-    const key = `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
-    return inBatch(key, { movementId, keyed, build, locationIds, related }, (batch) => this.applyBatch(sku, batch));
+    const key = this.key(sku);
+    return inBatch(key, { movementId, keyed, build, locationIds, related, seed }, (batch) =>
+      this.applyBatch(sku, key, batch),
+    );
   }
 
-  private async applyBatch(sku: string, batch: Pending[]): Promise<Outcome<Applied>[]> {
+  /**
+   * What a batch is decided on: the record and the stock document (on a first attempt what is at
+   * hand, a seed or this process's last write, else read; either way the write is guarded by the
+   * version), the batch's movements found in the ledger, and the locations it names that do not
+   * exist. The ledger is read once the stock document is at hand, not waiting for the record.
+   */
+  private async startFrom(sku: string, key: string, batch: Pending[], attempt: number, missing: Set<string> | null) {
+    const _id = recordId(this.tenantDb.tenantId, sku);
+    const seeds = attempt === 0 ? batch.flatMap((p) => (p.seed ? [p.seed] : [])) : [];
+    const known = attempt === 0 ? newest([...seeds.map((s) => s.stock), lastWritten.get(key)]) : undefined;
+    const stock = known !== undefined ? Promise.resolve(known) : this.stocks.findOne({ _id });
+    const [record, current, [copied, absent]] = await Promise.all([
+      seeds.length ? seeds[0].record : this.records.get(sku),
+      stock,
+      stock.then((current) => {
+        // a deleted record's tombstone is no stock, but its version still guards the write
+        const live = current && !current.retired ? current : null;
+        // Not in the journal at hand: applied earlier only if moved to the ledger before that
+        // document was read or written (entries go to the ledger before the write that drops them),
+        // so the ledger is read after, and only for a document that has ever moved its journal.
+        const inJournal = new Set(live?.journal.map((m) => m.movementId));
+        const lookUp = current?.flushed
+          ? [
+              ...new Set(
+                batch
+                  .flatMap((p) => [...(p.keyed ? [p.movementId] : []), ...p.related])
+                  .filter((id) => !inJournal.has(id)),
+              ),
+            ]
+          : [];
+        return Promise.all([
+          // one read by primary key (FerretDB answers `_id $in` alone from it)
+          this.ledger.findByIds(lookUp.map((id) => `${this.tenantDb.tenantId}:${id}`)) as Promise<StockMovement[]>,
+          missing ??
+            this.missingLocations(
+              batch.flatMap((p) => p.locationIds),
+              live,
+            ),
+        ]);
+      }),
+    ]);
+    return { record, current, read: known === undefined, copied, absent };
+  }
+
+  private async applyBatch(sku: string, key: string, batch: Pending[]): Promise<Outcome<Applied>[]> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     let missing: Set<string> | null = null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
+      const { record, current, read, copied, absent } = await this.startFrom(sku, key, batch, attempt, missing);
       const facts = factsOf(record);
-      // a deleted record's tombstone is no stock, but its version still guards the write
       const live = current && !current.retired ? current : null;
-      // Not in the journal read: applied earlier only if moved to the ledger before that read (entries
-      // go to the ledger before the write that drops them), so the ledger is read after the stock, and
-      // only for a document that has ever moved its journal.
-      const inJournal = new Set(live?.journal.map((m) => m.movementId));
-      const lookUp = current?.flushed
-        ? [
-            ...new Set(
-              batch
-                .flatMap((p) => [...(p.keyed ? [p.movementId] : []), ...p.related])
-                .filter((id) => !inJournal.has(id)),
-            ),
-          ]
-        : [];
-      const [copied, absent]: [StockMovement[], Set<string>] = await Promise.all([
-        // one primary-key read each (FerretDB's cheapest query; an `$in` of ids may scan the ledger)
-        Promise.all(lookUp.map((id) => this.ledger.findOne({ _id: `${this.tenantDb.tenantId}:${id}` }))).then((found) =>
-          found.filter((m): m is StockMovement => m !== null),
-        ),
-        missing ??
-          this.missingLocations(
-            batch.flatMap((p) => p.locationIds),
-            live,
-          ),
-      ]);
       missing = absent;
       const ledgered = new Map(copied.map((m) => [m.movementId, m as JournalEntry]));
       const seenIn =
@@ -235,6 +290,11 @@ export class StockStore {
         }
       }
       if (!applied.length) {
+        // a refusal is only as good as the document it was decided on: decide again on one read now
+        if (!read && outcomes.some((o) => !o.ok)) {
+          missing = null;
+          continue;
+        }
         for (const m of replays) await announceReplay(this.tenantDb, doc, m);
         return outcomes;
       }
@@ -245,7 +305,7 @@ export class StockStore {
         await this.copyToLedger(doc.journal.slice(0, written));
         doc = { ...doc, journal: doc.journal.slice(written), flushed: true };
       }
-      if (await this.write(current, doc)) {
+      if (await this.write(key, current, doc)) {
         for (const m of replays) await announceReplay(this.tenantDb, doc, m);
         await announceStockSteps(this.tenantDb, steps);
         return outcomes;
@@ -265,28 +325,43 @@ export class StockStore {
     return new Set(unknown.filter((_, i) => !found[i]));
   }
 
-  /** Writes `next` over `current` if it is still at its version; false when someone wrote in between. */
-  private async write(current: StockDoc | null, next: StockDoc): Promise<boolean> {
-    const { _id, tenantId: _t, version: _v, ...rest } = next;
+  /**
+   * Writes `next` over `current` if it is still at its version; false when someone wrote in
+   * between. What it wrote (or, on a lost race, that it knows nothing) is remembered under `key`.
+   */
+  private async write(key: string, current: StockDoc | null, next: StockDoc): Promise<boolean> {
+    const { _id, tenantId, version: _v, ...rest } = next;
     const fields = {
       ...rest,
       retired: next.retired === true, // a first receipt after a re-create revives a tombstone
       flushed: next.flushed === true || current?.flushed === true, // once in the ledger, always looked for there
     };
+    const version = (current?.version ?? 0) + 1;
+    let written: boolean;
     if (!current) {
       try {
-        await this.stocks.insertOne({ ...fields, _id, version: 1 });
-        return true;
+        await this.stocks.insertOne({ ...fields, _id, version });
+        written = true;
       } catch (err) {
+        remember(key, null);
         if (isDuplicateKeyError(err)) return false;
         throw err;
       }
+    } else {
+      try {
+        const res = await this.stocks.updateOne({ _id, version: current.version }, { $set: { ...fields, version } });
+        written = res.matchedCount === 1;
+      } catch (err) {
+        remember(key, null);
+        throw err;
+      }
     }
-    const res = await this.stocks.updateOne(
-      { _id, version: current.version },
-      { $set: { ...fields, version: current.version + 1 } },
-    );
-    return res.matchedCount === 1;
+    remember(key, written ? { ...fields, _id, tenantId, version } : null);
+    return written;
+  }
+
+  private key(sku: string): string {
+    return `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
   }
 
   /** Copies journal entries into material_movements; ones already there are left as they are. */
@@ -412,6 +487,7 @@ export class StockStore {
       locationId: string;
       minor: number;
       method?: 'fifo' | 'lifo';
+      seed?: Seed;
     },
   ): Promise<Applied> {
     const sku = rawSku.trim().toUpperCase();
@@ -442,6 +518,7 @@ export class StockStore {
       },
       [req.locationId],
       [req.returnId],
+      req.seed,
     );
   }
 
@@ -519,7 +596,7 @@ export class StockStore {
         flushed: true,
         updatedAt: new Date(),
       };
-      if (await this.write(current, tombstone)) {
+      if (await this.write(this.key(sku), current, tombstone)) {
         if (current) await announceAlertsRetired(this.tenantDb, current, tombstone.updatedAt);
         return;
       }
@@ -533,7 +610,7 @@ export class StockStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
       if (!current || current.retired) return;
-      if (await this.write(current, recost(current, factsOf(record), new Date()))) return;
+      if (await this.write(this.key(sku), current, recost(current, factsOf(record), new Date()))) return;
       await sleep(Math.random() * 10);
     }
   }

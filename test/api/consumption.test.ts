@@ -246,6 +246,25 @@ describe('a BOM run takes real stock', () => {
     expect(movements.body.data.filter((m: any) => m.type === 'consumption')).toHaveLength(2);
   });
 
+  it('a retry answers the first result even when the stock could no longer cover it', async () => {
+    const flour = await material('FLOUR');
+    await receive(flour, 1, 1);
+    const p = await product('BREAD', bomOf([{ materialSku: flour, quantity: 1, unit: 'kg' }]));
+    const body = { quantity: 1, referenceId: 'batch-1' };
+    const first = await api.post(`/products/${p}/bom/consume`, body);
+    expect(first.status).toBe(200);
+    expect(await onHand(flour)).toBe(0);
+    const retry = await api.post(`/products/${p}/bom/consume`, body);
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ replayed: true, consumptionId: first.body.consumptionId });
+    expectError(
+      await api.post(`/products/${p}/bom/consume`, { ...body, referenceId: 'batch-2' }),
+      400,
+      'insufficient-stock',
+    );
+    expect(await onHand(flour)).toBe(0);
+  });
+
   it('takes from the location asked (default: the tenant’s default location)', async () => {
     const oil = await material('OIL');
     await receive(oil, 1, 1, B);

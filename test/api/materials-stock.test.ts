@@ -2,6 +2,9 @@ import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
 import { TestDeps } from '../helpers/stack';
 import { systemLocationId } from '../../shared/locations/locations';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { AppError } from '../../shared/errors/catalog';
+import { StockStore } from '../../shared/materials/stock';
 
 /**
  * Stock of materials and supplies through HTTP on the real API: receipts (units, rounding,
@@ -815,6 +818,40 @@ describe('ledger', () => {
 });
 
 describe('concurrency', () => {
+  test('a process starting from the document it last wrote ends right after another process wrote it', async () => {
+    // this test's process is one writer (it remembers what it wrote), the API another
+    const sku = await material('stale', { stockAlerts: alertsOff });
+    const here = new StockStore(new TenantDb(deps.db, tenantId), 'material');
+    const actor = { actor: 'test-process' };
+    await here.receive(sku, { ...actor, locationId: A, quantity: 5 });
+    await ok(move(sku, 5)); // the API empties A: what this process remembers is now stale
+    // refused on a fresh read, not on the remembered 5 kg
+    const refused = await here.transfer({ ...actor, sku, fromLocationId: A, toLocationId: B, quantity: 1 }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe('transfer-failed');
+    await here.receive(sku, { ...actor, locationId: B, quantity: 1 }); // read afresh: remembers A at 0 kg
+    await ok(receive(sku, { quantity: 2 })); // the API again: A holds 2 kg that this process has not seen
+    // a refusal decided on the remembered 0 kg is decided again on a fresh read: it goes through
+    const moved = await here.transfer({ ...actor, sku, fromLocationId: A, toLocationId: B, quantity: 1 });
+    expect(moved.replayed).toBe(false);
+    // a write over a remembered version that the API replaced loses its race and reads again
+    await ok(receive(sku, { quantity: 3 }, B));
+    await here.receive(sku, { ...actor, locationId: A, quantity: 0.5 });
+    // an Idempotency-Key the API used, its movement since moved to the ledger, replays here
+    await ok(receive(sku, { quantity: 0.25 }, A, `stale-${P}`));
+    for (let i = 0; i < 5; i++) await ok(receive(sku, { quantity: 0.001 }, B));
+    const again = await here.receive(sku, { ...actor, idempotencyKey: `stale-${P}`, locationId: A, quantity: 0.25 });
+    expect(again.replayed).toBe(true);
+
+    expect((await ok(at(sku, A))).body.quantity).toBe(1.75); // 5 − 5 + 2 − 1 + 0.5 + 0.25
+    expect((await ok(at(sku, B))).body.quantity).toBe(10.005); // 5 + 1 + 1 + 3 + 0.005
+    const ledger = await ok(api.get(`/products/materials/${sku}/movements`, { query: { limit: 200 } }));
+    expect(ledger.body.total).toBe(13); // here 3 receipts and a transfer; the API a transfer and 8 receipts
+  });
+
   test('20 concurrent receipts (distinct lots) and transfers A→B: exact totals, lots add up, nothing below zero', async () => {
     const sku = await material('conc', { lotTrackingEnabled: true, costingMethod: 'fifo', stockAlerts: alertsOff });
     await ok(receive(sku, { quantity: 5, lot: { lotNumber: 'PRE', costPerUnit: 1 } }));
