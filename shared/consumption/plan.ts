@@ -4,6 +4,7 @@ import { AppError } from '../errors/catalog';
 import { fromMinor, findUnit } from '../materials/quantity';
 import { kindOf, stockRecordsBySku, unitsOf, type StockRecord } from '../materials/records';
 import { availableMinor } from '../materials/stock-changes';
+import { rememberedStock } from '../materials/stock';
 import { materialStock, recordId, type StockDoc } from '../materials/collections';
 import type { PlannedLine, Shortfall } from './collections';
 
@@ -37,6 +38,12 @@ export interface PlanInput {
   quantity: number;
   locationId: string;
   allowSubstitutes: boolean;
+  /**
+   * Start from the stock documents this process last wrote where it has them (a run, whose every
+   * take a guarded write confirms); a plan that finds a shortfall on them is made again on a
+   * fresh read. Otherwise (a check, an estimate) every document is read.
+   */
+  fromMemory?: boolean;
 }
 
 /** One need of the product, as the check and the BOM run's answer show it. */
@@ -89,16 +96,22 @@ function unitOf(record: StockRecord, unit: string, where: string): number {
 export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Promise<Plan> {
   const bom = input.bom;
   const skus = [
-    ...(bom?.components ?? []).flatMap((c) => [c.materialSku, ...(c.substitutes ?? []).map((s) => s.materialSku)]),
-    ...input.modifierMaterials.map((m) => m.sku),
-  ].map((s) => s.toUpperCase());
+    ...new Set(
+      [
+        ...(bom?.components ?? []).flatMap((c) => [c.materialSku, ...(c.substitutes ?? []).map((s) => s.materialSku)]),
+        ...input.modifierMaterials.map((m) => m.sku),
+      ].map((s) => s.toUpperCase()),
+    ),
+  ];
+  const remembered = input.fromMemory ? skus.flatMap((s) => rememberedStock(tenantDb, s) ?? []) : [];
+  const unknown = skus.filter((s) => !remembered.some((d) => d.sku === s));
   // a stock document's _id is its record's: both are read at once
   const [records, stockDocs] = await Promise.all([
     stockRecordsBySku(tenantDb, skus),
-    tenantDb.collection(materialStock).findByIds([...new Set(skus.map((s) => recordId(tenantDb.tenantId, s)))]),
+    tenantDb.collection(materialStock).findByIds(unknown.map((s) => recordId(tenantDb.tenantId, s))),
   ]);
   const stocks = new Map<string, StockDoc | null>([...records.values()].map((r) => [r.sku, null]));
-  for (const d of stockDocs) if (records.has(d.sku)) stocks.set(d.sku, d);
+  for (const d of [...remembered, ...stockDocs]) if (records.has(d.sku)) stocks.set(d.sku, d);
   const now = new Date();
   const availableOf = (sku: string) => {
     const stock = stocks.get(sku);
@@ -214,5 +227,6 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       error: `Not enough ${sku} at ${input.locationId}: ${fromMinor(available, base.precision)} ${base.code} available, ${fromMinor(required, base.precision)} ${base.code} required`,
     });
   }
+  if (shortfalls.length && remembered.length) return planConsumption(tenantDb, { ...input, fromMemory: false });
   return { lines, wanted, demands, shortfalls, bySku, records, stocks };
 }

@@ -134,7 +134,11 @@ export class ConsumptionService {
     });
   }
 
-  private async planFor(req: ConsumptionRequest): Promise<{ plan: Plan; product: ProductDoc; locationId: string }> {
+  /** `fromMemory` for a run: see PlanInput. */
+  private async planFor(
+    req: ConsumptionRequest,
+    fromMemory = false,
+  ): Promise<{ plan: Plan; product: ProductDoc; locationId: string }> {
     const located = this.location(req.locationId);
     located.catch(() => undefined); // answered after the product's 404
     const { product } = await this.product(req.productSku, true, `Product ${req.productSku.toUpperCase()} not found`);
@@ -145,6 +149,7 @@ export class ConsumptionService {
       quantity: req.quantity ?? 1,
       locationId,
       allowSubstitutes: false,
+      fromMemory,
     });
     return { plan, product, locationId };
   }
@@ -240,7 +245,7 @@ export class ConsumptionService {
           errors: errorsOf(shortfalls),
         }),
       async () => {
-        const { plan, locationId } = await this.planFor(req);
+        const { plan, locationId } = await this.planFor(req, true);
         if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
         return this.engine.run(
           consumptionId,
@@ -306,6 +311,7 @@ export class ConsumptionService {
           quantity: req.quantity,
           locationId,
           allowSubstitutes: req.allowSubstitutes === true,
+          fromMemory: true,
         });
         if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
         return this.engine.run(

@@ -113,6 +113,16 @@ function remember(key: string, doc: StockDoc | null): void {
   if (lastWritten.size > LAST_WRITTEN_MAX) lastWritten.delete(lastWritten.keys().next().value!);
 }
 
+const memoryKey = (tenantDb: TenantDb, _id: string) => `${tenantDb.databaseName}:${_id}`;
+
+/**
+ * The stock document of a SKU as this process last wrote it (undefined when it knows none): a
+ * copy that may be stale, for work whose every decision a fresh read confirms.
+ */
+export function rememberedStock(tenantDb: TenantDb, sku: string): StockDoc | undefined {
+  return lastWritten.get(memoryKey(tenantDb, recordId(tenantDb.tenantId, sku)));
+}
+
 /** Of the stock documents at hand, the newest (highest version); undefined when there is none at hand. */
 function newest(candidates: (StockDoc | null | undefined)[]): StockDoc | null | undefined {
   let best: StockDoc | null | undefined;
@@ -199,9 +209,9 @@ export class StockStore {
     related: string[] = [],
     seed?: Seed,
   ): Promise<Applied> {
-    const key = this.key(sku);
-    return inBatch(key, { movementId, keyed, build, locationIds, related, seed }, (batch) =>
-      this.applyBatch(sku, key, batch),
+    const lane = `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
+    return inBatch(lane, { movementId, keyed, build, locationIds, related, seed }, (batch) =>
+      this.applyBatch(sku, batch),
     );
   }
 
@@ -211,10 +221,11 @@ export class StockStore {
    * version), the batch's movements found in the ledger, and the locations it names that do not
    * exist. The ledger is read once the stock document is at hand, not waiting for the record.
    */
-  private async startFrom(sku: string, key: string, batch: Pending[], attempt: number, missing: Set<string> | null) {
+  private async startFrom(sku: string, batch: Pending[], attempt: number, missing: Set<string> | null) {
     const _id = recordId(this.tenantDb.tenantId, sku);
     const seeds = attempt === 0 ? batch.flatMap((p) => (p.seed ? [p.seed] : [])) : [];
-    const known = attempt === 0 ? newest([...seeds.map((s) => s.stock), lastWritten.get(key)]) : undefined;
+    const known =
+      attempt === 0 ? newest([...seeds.map((s) => s.stock), rememberedStock(this.tenantDb, sku)]) : undefined;
     const stock = known !== undefined ? Promise.resolve(known) : this.stocks.findOne({ _id });
     const [record, current, [copied, absent]] = await Promise.all([
       seeds.length ? seeds[0].record : this.records.get(sku),
@@ -249,11 +260,11 @@ export class StockStore {
     return { record, current, read: known === undefined, copied, absent };
   }
 
-  private async applyBatch(sku: string, key: string, batch: Pending[]): Promise<Outcome<Applied>[]> {
+  private async applyBatch(sku: string, batch: Pending[]): Promise<Outcome<Applied>[]> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     let missing: Set<string> | null = null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { record, current, read, copied, absent } = await this.startFrom(sku, key, batch, attempt, missing);
+      const { record, current, read, copied, absent } = await this.startFrom(sku, batch, attempt, missing);
       const facts = factsOf(record);
       const live = current && !current.retired ? current : null;
       missing = absent;
@@ -305,7 +316,7 @@ export class StockStore {
         await this.copyToLedger(doc.journal.slice(0, written));
         doc = { ...doc, journal: doc.journal.slice(written), flushed: true };
       }
-      if (await this.write(key, current, doc)) {
+      if (await this.write(current, doc)) {
         for (const m of replays) await announceReplay(this.tenantDb, doc, m);
         await announceStockSteps(this.tenantDb, steps);
         return outcomes;
@@ -327,10 +338,11 @@ export class StockStore {
 
   /**
    * Writes `next` over `current` if it is still at its version; false when someone wrote in
-   * between. What it wrote (or, on a lost race, that it knows nothing) is remembered under `key`.
+   * between. What it wrote (or, on a lost race, that it knows nothing) is remembered.
    */
-  private async write(key: string, current: StockDoc | null, next: StockDoc): Promise<boolean> {
+  private async write(current: StockDoc | null, next: StockDoc): Promise<boolean> {
     const { _id, tenantId, version: _v, ...rest } = next;
+    const key = memoryKey(this.tenantDb, _id);
     const fields = {
       ...rest,
       retired: next.retired === true, // a first receipt after a re-create revives a tombstone
@@ -358,10 +370,6 @@ export class StockStore {
     }
     remember(key, written ? { ...fields, _id, tenantId, version } : null);
     return written;
-  }
-
-  private key(sku: string): string {
-    return `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
   }
 
   /** Copies journal entries into material_movements; ones already there are left as they are. */
@@ -596,7 +604,7 @@ export class StockStore {
         flushed: true,
         updatedAt: new Date(),
       };
-      if (await this.write(this.key(sku), current, tombstone)) {
+      if (await this.write(current, tombstone)) {
         if (current) await announceAlertsRetired(this.tenantDb, current, tombstone.updatedAt);
         return;
       }
@@ -610,7 +618,7 @@ export class StockStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
       if (!current || current.retired) return;
-      if (await this.write(this.key(sku), current, recost(current, factsOf(record), new Date()))) return;
+      if (await this.write(current, recost(current, factsOf(record), new Date()))) return;
       await sleep(Math.random() * 10);
     }
   }

@@ -8,6 +8,7 @@ import { StockStore } from '../../shared/materials/stock';
 import { materialConsumptions, type ConsumptionDoc } from '../../shared/consumption/collections';
 import { movementIdOf } from '../../shared/consumption/engine';
 import { finishStaleConsumptions } from '../../shared/consumption/recovery';
+import { ConsumptionService } from '../../shared/consumption/service';
 
 /**
  * Consumption of materials through HTTP on the real API: a BOM run (POST /products/{sku}/bom/consume)
@@ -263,6 +264,46 @@ describe('a BOM run takes real stock', () => {
       'insufficient-stock',
     );
     expect(await onHand(flour)).toBe(0);
+  });
+
+  it('a process planning on the stock it last wrote ends right after another process moved that stock', async () => {
+    // this test's process runs BOMs (it remembers the stock it wrote); the API moves stock in between
+    const oats = await material('OATS');
+    const milk = await material('MILK');
+    await receive(oats, 2, 1);
+    await receive(milk, 2, 1);
+    const p = await product(
+      'PORRIDGE',
+      bomOf([
+        { materialSku: oats, quantity: 1, unit: 'kg' },
+        { materialSku: milk, quantity: 0.5, unit: 'kg' },
+      ]),
+    );
+    const here = new ConsumptionService(new TenantDb(deps.db, tenantId), 'test-process');
+    await here.runBom(p, { quantity: 1, referenceId: 'r1' }); // remembers oats 1 kg, milk 1.5 kg
+    await receive(oats, 1, 1); // oats 2 kg, unseen here
+    // the remembered 1 kg of oats is short of 2: planned again on a fresh read, it goes through
+    const second = await here.runBom(p, { quantity: 2, referenceId: 'r2' });
+    expect(second.componentsConsumed.map((c) => c.quantity)).toEqual([2, 1]);
+    expect(await onHand(oats)).toBe(0);
+    await receive(oats, 5, 1);
+    await here.runBom(p, { quantity: 1, referenceId: 'r3' }); // remembers oats 4 kg, milk 0
+    await receive(milk, 0.5, 1);
+    await here.runBom(p, { quantity: 1, referenceId: 'r4' }); // remembers oats 3 kg, milk 0
+    const tenantDb = new TenantDb(deps.db, tenantId);
+    await new StockStore(tenantDb, 'material').receive(milk, { actor: 'test-process', locationId: A, quantity: 1 });
+    const move = await api.post('/products/materials/transfer', {
+      materialSku: oats,
+      fromLocationId: A,
+      toLocationId: B,
+      quantity: 3,
+    });
+    expect(move.status).toBe(200); // oats 0 kg here, unseen by this process
+    // the remembered 3 kg of oats would cover it; the take, on a fresh read, refuses and nothing is taken
+    const refused = await here.runBom(p, { quantity: 1, referenceId: 'r5' }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ status: 400, code: 'insufficient-stock' });
+    expect(await onHand(oats)).toBe(0);
+    expect(await onHand(milk)).toBe(1);
   });
 
   it('takes from the location asked (default: the tenant’s default location)', async () => {
