@@ -164,7 +164,8 @@ export class ConsumptionEngine {
           locationId: doc.plan.locationId,
           minor: l.minor,
           method: doc.plan.method,
-          seed: seeds?.get(l.sku),
+          // not joined: this request recorded the attempt after its plan read the seeds
+          seed: seeds?.has(l.sku) ? { ...seeds.get(l.sku)!, newIds: !joined } : undefined,
         }),
       ),
     );

@@ -6,6 +6,7 @@ import { costMicros, fromMicros, valueOf } from '../materials/quantity';
 import { isMaterial, kindOf, unitsOf, type StockRecord } from '../materials/records';
 import { StockStore, type Seed } from '../materials/stock';
 import { Catalog } from '../products/catalog';
+import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { TAKEN, type ConsumedSku, type Shortfall } from './collections';
 import { ConsumptionEngine, ConsumptionRefused, type RunResult } from './engine';
@@ -101,9 +102,16 @@ export class ConsumptionService {
     variants: boolean,
     message: string,
   ): Promise<{ product: ProductDoc; variantSku?: string }> {
+    const wanted = sku.trim().toUpperCase();
+    if (!variants) {
+      // a product's own SKU: one read by its unique index, no claim needed
+      const product = await this.tenantDb.collection(products).findOne({ sku: wanted });
+      if (!product) throw new AppError(404, 'not-found', message, { field: 'sku' });
+      return { product };
+    }
     const catalog = new Catalog(this.tenantDb);
-    const claim = await catalog.skuOwner(sku.trim().toUpperCase());
-    const product = claim && (variants || claim.kind === 'product') ? await catalog.get(claim.productId) : null;
+    const claim = await catalog.skuOwner(wanted);
+    const product = claim ? await catalog.get(claim.productId) : null;
     if (!product) throw new AppError(404, 'not-found', message, { field: 'sku' });
     return { product, ...(claim!.kind === 'variant' ? { variantSku: claim!.sku } : {}) };
   }

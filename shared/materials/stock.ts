@@ -93,6 +93,12 @@ export interface Seed {
   record: StockRecord;
   /** null: the SKU had no stock document. */
   stock: StockDoc | null;
+  /**
+   * The movement's ids (its own and its related ones) were first given out after `stock` was
+   * read (a consumption's attempt recorded after its plan): none of them can be in the ledger of
+   * a document no newer than it, so the first attempt skips the ledger read for them.
+   */
+  newIds?: boolean;
 }
 
 /**
@@ -237,10 +243,14 @@ export class StockStore {
         // document was read or written (entries go to the ledger before the write that drops them),
         // so the ledger is read after, and only for a document that has ever moved its journal.
         const inJournal = new Set(live?.journal.map((m) => m.movementId));
+        // a document newer than a seed with new ids may hold them (another driver of the same consumption)
+        const unseen = (p: Pending) =>
+          p.seed?.newIds === true && !!current && !!p.seed.stock && current.version <= p.seed.stock.version;
         const lookUp = current?.flushed
           ? [
               ...new Set(
                 batch
+                  .filter((p) => !unseen(p))
                   .flatMap((p) => [...(p.keyed ? [p.movementId] : []), ...p.related])
                   .filter((id) => !inJournal.has(id)),
               ),
