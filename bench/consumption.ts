@@ -45,6 +45,7 @@ import { TenantDb } from '../shared/db/tenant-db';
 import { mapLimit } from '../shared/concurrency';
 import { Locations } from '../shared/locations/locations';
 import { materialMovements, materialStock, recordId, type StockDoc } from '../shared/materials/collections';
+import { decodeStock } from '../shared/materials/stock-codec';
 import { StockStore } from '../shared/materials/stock';
 import { materialConsumptions } from '../shared/consumption/collections';
 import { ConsumptionService } from '../shared/consumption/service';
@@ -355,11 +356,12 @@ async function main(): Promise<number> {
     // balances: each material its opening stock less what the runs of its product took, to the gram
     const problems: string[] = [];
     const ids = all.flatMap((p) => p.materials.map((sku) => recordId(tenantDb.tenantId, sku)));
-    const docs = (await tenantDb
+    const stored = (await tenantDb
       .collection(materialStock)
       .find({ _id: { $in: ids } })
       .toArray()) as StockDoc[];
-    const docOf = new Map(docs.map((d) => [d.sku, d]));
+    const storedOf = new Map(stored.map((d) => [d.sku, d]));
+    const docOf = new Map(stored.map((d) => [d.sku, decodeStock(d)]));
     const movements = await tenantDb
       .collection(materialMovements)
       .find({ type: 'consumption' }, { projection: { movementId: 1, sku: 1 } })
@@ -403,8 +405,8 @@ async function main(): Promise<number> {
     const hotDoc = docOf.get(hot.materials[0])!;
     const oneConsumption = await consumptions.findOne({});
     const sizes = {
-      stock: hot.materials.map((sku) => BSON.calculateObjectSize(docOf.get(sku)!)),
-      journal: BSON.calculateObjectSize({ j: hotDoc.journal }),
+      stock: hot.materials.map((sku) => BSON.calculateObjectSize(storedOf.get(sku)!)),
+      journal: BSON.calculateObjectSize({ j: storedOf.get(hotDoc.sku)!.journal }),
       consumption: oneConsumption ? BSON.calculateObjectSize(oneConsumption) : 0,
       product: BSON.calculateObjectSize((await catalog.get((await catalog.skuOwner(hot.sku))!.productId))!),
       raw: BSON.calculateObjectSize({ _id: hot.materials[0], qty: opening }),

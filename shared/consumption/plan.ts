@@ -6,6 +6,7 @@ import { kindOf, stockRecordsBySku, unitsOf, type StockRecord } from '../materia
 import { availableMinor } from '../materials/stock-changes';
 import { rememberedStock } from '../materials/stock';
 import { materialStock, recordId, type StockDoc } from '../materials/collections';
+import { decodeStock } from '../materials/stock-codec';
 import type { PlannedLine, Shortfall } from './collections';
 
 /** A bill of materials as stored on a product (shared/products/schema.ts). */
@@ -108,7 +109,10 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
   // a stock document's _id is its record's: both are read at once
   const [records, stockDocs] = await Promise.all([
     stockRecordsBySku(tenantDb, skus),
-    tenantDb.collection(materialStock).findByIds(unknown.map((s) => recordId(tenantDb.tenantId, s))),
+    tenantDb
+      .collection(materialStock)
+      .findByIds(unknown.map((s) => recordId(tenantDb.tenantId, s)))
+      .then((docs) => docs.map(decodeStock)),
   ]);
   const stocks = new Map<string, StockDoc | null>([...records.values()].map((r) => [r.sku, null]));
   for (const d of [...remembered, ...stockDocs]) if (records.has(d.sku)) stocks.set(d.sku, d);

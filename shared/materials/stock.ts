@@ -29,6 +29,7 @@ import {
   type StockFacts,
 } from './stock-changes';
 import { inBatch, type Outcome } from './group-commit';
+import { decodeStock, encodeJournal } from './stock-codec';
 import { announceAlertsRetired, announceReplay, announceStockSteps, type AppliedStep } from './stock-events';
 
 /**
@@ -173,7 +174,7 @@ export class StockStore {
 
   /** The stock document of a SKU; null when it has none (or only the tombstone of a deleted record). */
   async stockOf(sku: string): Promise<StockDoc | null> {
-    const doc = await this.stocks.findOne({ _id: recordId(this.tenantDb.tenantId, sku) });
+    const doc = decodeStock(await this.stocks.findOne({ _id: recordId(this.tenantDb.tenantId, sku) }));
     return doc && !doc.retired ? doc : null;
   }
 
@@ -232,7 +233,7 @@ export class StockStore {
     const seeds = attempt === 0 ? batch.flatMap((p) => (p.seed ? [p.seed] : [])) : [];
     const known =
       attempt === 0 ? newest([...seeds.map((s) => s.stock), rememberedStock(this.tenantDb, sku)]) : undefined;
-    const stock = known !== undefined ? Promise.resolve(known) : this.stocks.findOne({ _id });
+    const stock = known !== undefined ? Promise.resolve(known) : this.stocks.findOne({ _id }).then(decodeStock);
     const [record, current, [copied, absent]] = await Promise.all([
       seeds.length ? seeds[0].record : this.records.get(sku),
       stock,
@@ -360,9 +361,11 @@ export class StockStore {
     };
     const version = (current?.version ?? 0) + 1;
     let written: boolean;
+    // the journal goes as one text (stock-codec.ts); this process remembers it as entries
+    const stored = { ...fields, journal: encodeJournal(fields.journal) as unknown as JournalEntry[] };
     if (!current) {
       try {
-        await this.stocks.insertOne({ ...fields, _id, version });
+        await this.stocks.insertOne({ ...stored, _id, version });
         written = true;
       } catch (err) {
         remember(key, null);
@@ -371,7 +374,7 @@ export class StockStore {
       }
     } else {
       try {
-        const res = await this.stocks.updateOne({ _id, version: current.version }, { $set: { ...fields, version } });
+        const res = await this.stocks.updateOne({ _id, version: current.version }, { $set: { ...stored, version } });
         written = res.matchedCount === 1;
       } catch (err) {
         remember(key, null);
@@ -580,7 +583,7 @@ export class StockStore {
   async retire(sku: string): Promise<void> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = await this.stocks.findOne({ _id });
+      const current = decodeStock(await this.stocks.findOne({ _id }));
       if (current?.retired) return;
       const held = current?.locations.filter((l) => l.quantity > 0) ?? [];
       if (held.length) {
@@ -626,7 +629,10 @@ export class StockStore {
   async recost(sku: string): Promise<void> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [record, current] = await Promise.all([this.records.get(sku), this.stocks.findOne({ _id })]);
+      const [record, current] = await Promise.all([
+        this.records.get(sku),
+        this.stocks.findOne({ _id }).then(decodeStock),
+      ]);
       if (!current || current.retired) return;
       if (await this.write(current, recost(current, factsOf(record), new Date()))) return;
       await sleep(Math.random() * 10);

@@ -5,6 +5,8 @@ import { systemLocationId } from '../../shared/locations/locations';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { StockStore } from '../../shared/materials/stock';
+import { decodeStock } from '../../shared/materials/stock-codec';
+import type { StockDoc } from '../../shared/materials/collections';
 
 /**
  * Stock of materials and supplies through HTTP on the real API: receipts (units, rounding,
@@ -250,6 +252,33 @@ describe('receipts', () => {
     expect(again.body).toMatchObject({ locationId: A, quantity: 3 });
     expect((await at(sku, B)).status).toBe(404);
     expect((await ok(total(sku))).body.totalQuantity).toBe(3);
+  });
+});
+
+describe('the journal as stored', () => {
+  test('is one text; a document written before (an array of entries) still replays a retry, and is rewritten as text', async () => {
+    const sku = await material('journal-text');
+    await ok(receive(sku, { quantity: 3 }, A, `${P}-jt-1`));
+    await ok(receive(sku, { quantity: 2 }, A, `${P}-jt-2`));
+    const now = (await stored(sku)) as unknown as { journal: unknown; version: number };
+    expect(typeof now.journal).toBe('string');
+    const entries = decodeStock(now as never as StockDoc).journal;
+    expect(entries.map((m) => m.idempotencyKey)).toEqual([`${P}-jt-1`, `${P}-jt-2`]);
+    expect(entries[0].at).toBeInstanceOf(Date);
+    // as a document written before the journal became text: its entries as documents (and a new
+    // version, so that the API reads it instead of starting from the copy it wrote)
+    await deps.db
+      .collection('material_stock')
+      .updateOne({ _id: `${tenantId}:${sku}` } as never, { $set: { journal: entries, version: now.version + 1 } });
+    const again = await ok(receive(sku, { quantity: 3 }, A, `${P}-jt-1`));
+    expect(again.body.quantity).toBe(5);
+    await ok(receive(sku, { quantity: 1 }, A, `${P}-jt-3`));
+    expect((await ok(at(sku))).body.quantity).toBe(6);
+    const after = (await stored(sku)) as unknown as { journal: unknown };
+    expect(typeof after.journal).toBe('string');
+    const ledger = await ok(api.get(`/products/materials/${sku}/movements`));
+    expect(ledger.body.total).toBe(3);
+    expect((ledger.body.data as { quantity: number }[]).map((m) => m.quantity)).toEqual([1, 2, 3]);
   });
 });
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { mapLimit } from '../../shared/concurrency';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { materialMovements, materialStock, recordId, type StockMovement } from '../../shared/materials/collections';
+import { decodeStock } from '../../shared/materials/stock-codec';
 import { freePort, portOpen, startNodeProcess, waitFor, type Proc } from '../../scripts/stack/process';
 import { ApiClient, type HttpResult } from '../helpers/client';
 import { TestDeps, testStack } from '../helpers/stack';
@@ -154,7 +155,7 @@ const isFinal = (res: HttpResult) =>
 
 /** Idempotency-Key → movementId of every movement stored for the SKU (the document's journal and the copied ledger). */
 async function storedMovements(sku: string): Promise<Map<string, string[]>> {
-  const doc = await tenantDb.collection(materialStock).findOne({ _id: recordId(tenantDb.tenantId, sku) });
+  const doc = decodeStock(await tenantDb.collection(materialStock).findOne({ _id: recordId(tenantDb.tenantId, sku) }));
   const copied = await tenantDb.collection(materialMovements).find({ sku }).toArray();
   const byId = new Map<string, Pick<StockMovement, 'movementId' | 'idempotencyKey'>>();
   for (const m of [...copied, ...(doc?.journal ?? [])]) byId.set(m.movementId, m);
