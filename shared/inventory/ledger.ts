@@ -6,8 +6,8 @@ import { recordEvent } from '../webhooks/events';
 import { levelId, stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
 
 /**
- * How many applied movement ids a balance remembers at least (a retry comes within seconds, not
- * after 100 movements); trimmed 50 at a time, so the trim costs one write per 50 movements.
+ * How many movement ids a balance remembers at least; trimmed 50 at a time, so the trim costs a
+ * read and a write per 50 movements. Only ids of movements marked applied leave (see trim).
  */
 const RECENT = 100;
 const TRIM = 50;
@@ -165,14 +165,31 @@ export class Ledger {
     // announced before it is marked applied: a retry of a step stopped in between announces it again, as the same event
     await announceStockChange(this.tenantDb, movement, after);
     await this.movements.updateByTenantKey(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
-    if (after.recent.length >= RECENT + TRIM)
-      await this.levels.updateByTenantKey(lid, { $pullAll: { recent: after.recent.slice(0, TRIM) } } as never);
+    if (after.recent.length >= RECENT + TRIM) await this.trim(lid, after.recent.slice(0, TRIM));
     return {
       ...movement,
       status: 'applied',
       balanceAfter: after.onHand,
       tenantId: this.tenantDb.tenantId,
     } as StockMovement;
+  }
+
+  /**
+   * Drops the oldest ids from a balance's recent ones, but only those of movements marked applied.
+   * An id is what tells a retry that its movement changed the balance already: a movement still
+   * pending there was applied by a process that died before marking it, and its retry may come
+   * after any number of later movements (a hot SKU takes hundreds while a worker restarts). Such a
+   * movement is marked applied here (its balance after it is not known any more) and its id
+   * leaves at a later trim, so that a retry reading it pending just before is still caught.
+   */
+  private async trim(lid: string, oldest: string[]): Promise<void> {
+    const docs = await this.movements.findByIds(oldest);
+    const pending = docs.filter((m) => m.status === 'pending').map((m) => m._id);
+    const done = oldest.filter((id) => !pending.includes(id));
+    for (const id of pending) {
+      await this.movements.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'applied' } });
+    }
+    if (done.length) await this.levels.updateByTenantKey(lid, { $pullAll: { recent: done } } as never);
   }
 
   /** Every balance of a SKU, by location. */
