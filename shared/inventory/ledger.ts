@@ -11,6 +11,8 @@ import { levelId, stockLevels, stockMovements, type StockLevel, type StockMoveme
  */
 const RECENT = 100;
 const TRIM = 50;
+/** Balances (database and id) this process is trimming now. */
+const trimming = new Set<string>();
 
 export interface MovementInput {
   sku: string;
@@ -165,7 +167,17 @@ export class Ledger {
     // announced before it is marked applied: a retry of a step stopped in between announces it again, as the same event
     await announceStockChange(this.tenantDb, movement, after);
     await this.movements.updateByTenantKey(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
-    if (after.recent.length >= RECENT + TRIM) await this.trim(lid, after.recent.slice(0, TRIM));
+    const trimKey = `${this.tenantDb.databaseName}:${lid}`;
+    if (after.recent.length >= RECENT + TRIM && !trimming.has(trimKey)) {
+      // one trim of a balance at a time in this process: movements applied meanwhile see the same
+      // long list, and their trims would only repeat it
+      trimming.add(trimKey);
+      try {
+        await this.trim(lid, after.recent.slice(0, TRIM));
+      } finally {
+        trimming.delete(trimKey);
+      }
+    }
     return {
       ...movement,
       status: 'applied',
