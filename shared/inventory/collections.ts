@@ -31,6 +31,11 @@ export interface StockMovement {
   actor: string;
   /** pending until its balance update held (or was refused); then applied or rejected, never changed again. */
   status: 'pending' | 'applied' | 'rejected';
+  /**
+   * A set's movement (a count, a manual edit): the balance its delta was computed from. It applies
+   * only on that balance; planned again on a newer one while pending (Ledger.set).
+   */
+  expect?: number;
   balanceAfter: number | null;
   createdAt: Date;
 }

@@ -113,6 +113,8 @@ export class Ledger {
     const existing = input.idempotencyKey ? await this.movements.findOne({ _id }) : null;
     if (existing?.status === 'applied') return existing;
     if (existing?.status === 'rejected') throw insufficientStock(existing.sku, existing.locationId, 0, -existing.delta);
+    if (existing && expect !== undefined && (existing.expect !== expect || existing.delta !== input.delta))
+      return this.replan(existing, input.delta, expect);
     const movement: Omit<StockMovement, 'tenantId'> = existing ?? {
       _id,
       idempotencyKey: key,
@@ -125,16 +127,26 @@ export class Ledger {
       status: 'pending',
       balanceAfter: null,
       createdAt: new Date(),
+      ...(expect !== undefined ? { expect } : {}),
     };
     if (!existing) {
-      await this.movements.insertOne(movement).catch((err) => {
-        if (!isDuplicateKeyError(err)) throw err; // a concurrent retry recorded it: same movement
-      });
+      try {
+        await this.movements.insertOne(movement);
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+        // a concurrent retry recorded it: the same movement, but a set may have planned it on
+        // another balance, so a set reads it again
+        if (expect !== undefined) return 'stale';
+      }
     }
     const delta = movement.delta;
     const lid = levelId(this.tenantDb.tenantId, movement.locationId, movement.sku);
     const guard =
-      expect !== undefined ? { onHand: expect } : delta < 0 && !input.allowNegative ? { onHand: { $gte: -delta } } : {};
+      movement.expect !== undefined
+        ? { onHand: movement.expect }
+        : delta < 0 && !input.allowNegative
+          ? { onHand: { $gte: -delta } }
+          : {};
     // a balance that does not exist yet is created by a movement that adds stock (or sets it from
     // zero), or by a sale allowed to go below zero
     const upsert = (delta > 0 || input.allowNegative === true) && (expect === undefined || expect === 0);
@@ -157,10 +169,13 @@ export class Ledger {
       if (level?.recent.includes(_id)) {
         after = level; // applied by an earlier attempt that stopped before marking it
       } else if (expect !== undefined) {
-        await this.movements.deleteById(_id); // never applied: the caller reads again and makes a new one
+        // not applied: the caller reads the balance again and plans the movement on it (replan); a
+        // movement of a fresh id nobody else knows is dropped instead
+        if (!input.idempotencyKey) await this.movements.deleteOne({ _id, status: 'pending' });
         return 'stale';
       } else {
-        await this.movements.updateByTenantKey(_id, { $set: { status: 'rejected' } });
+        // guarded: a concurrent attempt of the same key that applied it meanwhile has the last word
+        await this.movements.updateOne({ _id, status: 'pending' }, { $set: { status: 'rejected' } });
         throw insufficientStock(movement.sku, movement.locationId, level?.onHand ?? 0, -delta);
       }
     }
@@ -184,6 +199,33 @@ export class Ledger {
       balanceAfter: after.onHand,
       tenantId: this.tenantDb.tenantId,
     } as StockMovement;
+  }
+
+  /**
+   * A set's pending movement planned on a balance that has changed since (its process died before
+   * applying it, or lost the race): if the balance took it after all (its id is there), it is
+   * applied; otherwise it takes the new plan, unless another attempt decided or planned it first.
+   * Either way the caller reads again ('stale'), and never applies an old delta to a new balance.
+   */
+  private async replan(existing: StockMovement, delta: number, expect: number): Promise<StockMovement | 'stale'> {
+    const level = await this.level(existing.sku, existing.locationId);
+    if (level?.recent.includes(existing._id)) {
+      await this.movements.updateOne(
+        { _id: existing._id, status: 'pending' },
+        { $set: { status: 'applied' } }, // its balance after it is not known any more
+      );
+      return 'stale';
+    }
+    await this.movements.updateOne(
+      {
+        _id: existing._id,
+        status: 'pending',
+        delta: existing.delta,
+        expect: existing.expect === undefined ? { $exists: false } : existing.expect,
+      } as never,
+      { $set: { delta, expect } },
+    );
+    return 'stale';
   }
 
   /**

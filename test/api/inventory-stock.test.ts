@@ -239,6 +239,43 @@ test('a movement whose process died after the balance changed is applied once, e
   expect(await deps.db.collection('stock_movements').countDocuments({ tenantId, sku, status: 'applied' })).toBe(202);
 });
 
+test.each([
+  ['recorded with the balance it was planned on', { expect: 7 }],
+  ['recorded before movements kept that balance', {}],
+])(
+  'a keyed set whose process died before applying it, retried after a sale, sets the new balance (%s)',
+  async (_, planned) => {
+    const sku = `${P}-SET-${Object.keys(planned).length}`;
+    expect((await api.post('/products', { sku, title: { value: 'Set' }, price: 1 })).status).toBe(201);
+    await ledger().apply({ sku, locationId: loc, delta: 7, reason: 'restock', actor: 'test' });
+    // what PUT stock=0 with Idempotency-Key K leaves when its process dies between recording the
+    // movement (7 → 0: -7) and the balance's update
+    const key = `put:${loc}:${sku}:K1`;
+    await deps.db.collection('stock_movements').insertOne({
+      _id: `${tenantId}:${key}`,
+      tenantId,
+      idempotencyKey: key,
+      sku,
+      locationId: loc,
+      delta: -7,
+      reason: 'manual',
+      reference: null,
+      actor: 'test',
+      status: 'pending',
+      balanceAfter: null,
+      createdAt: new Date(),
+      ...planned,
+    } as never);
+    await ledger().apply({ sku, locationId: loc, delta: -5, reason: 'sale', actor: 'test' });
+    const retry = await api.put(stockPath(sku), { stock: 0 }, { headers: { 'idempotency-key': 'K1' } });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ onHand: 0 });
+    expect(await ledger().onHand(sku, loc)).toBe(0);
+    const movement = await deps.db.collection('stock_movements').findOne({ _id: `${tenantId}:${key}` } as never);
+    expect(movement).toMatchObject({ status: 'applied', delta: -2, expect: 2, balanceAfter: 0 });
+  },
+);
+
 test('handlers: a managed SKU or location refuses manual edits with 403; handlers are per tenant', async () => {
   const sku = `${P}-MANAGED`;
   expect((await api.post('/products', { sku, title: { value: 'Managed' }, price: 1 })).status).toBe(201);
