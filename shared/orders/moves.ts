@@ -8,11 +8,17 @@ import { startWorkflow } from '../temporal/workflows';
 import { canMove, NEEDS_REASON, type OrderState } from './lifecycle';
 import { orderStock, type OrderStockInput } from './messages';
 import { AppError } from '../errors/catalog';
-import { orderErrors, Orders } from './service';
+import { MoveNeedsStock, orderErrors, Orders } from './service';
+import type { OrderDoc } from './collections';
 import type { MoveOutcome } from './stock';
 
 /** States an order's stock was taken in: cancelling from them puts it back. */
 const HOLDS_STOCK: ReadonlySet<OrderState> = new Set(['accepted', 'preparing']);
+
+/** A move of this order to `to` must put its stock back (the stock workflow's cancel, not a plain update). */
+export function putsStockBack(order: OrderDoc, to: OrderState): boolean {
+  return to === 'cancelled' && !!order.stock && HOLDS_STOCK.has(order.orderStatus);
+}
 
 /**
  * Every lifecycle move of an order, whichever endpoint asks. A move that changes stock (to
@@ -34,14 +40,27 @@ export class OrderMoves {
   }
 
   async move(id: string, to: OrderState, via: string, reason?: string): Promise<MoveOutcome> {
+    for (let decided = 0; ; decided++) {
+      try {
+        return await this.decide(id, to, via, reason);
+      } catch (err) {
+        // the order took stock after it was read (an acceptance won the race): decide again
+        if (!(err instanceof MoveNeedsStock)) throw err;
+        if (decided >= 3)
+          throw new AppError(409, 'orders:conflict', `Order ${id} kept changing; read it again and retry`);
+      }
+    }
+  }
+
+  private async decide(id: string, to: OrderState, via: string, reason?: string): Promise<MoveOutcome> {
     const order = await this.orders.get(id);
     const from = order.orderStatus;
     const orderId = order._id.toHexString();
     if (!canMove(from, to)) throw orderErrors.invalidTransition(id, from, to);
     if (NEEDS_REASON.has(to) && !reason) throw orderErrors.invalid(`reason is required to move an order to ${to}`);
     if (to === 'accepted') return this.run('accept', orderId, via, reason);
-    if (to === 'cancelled' && order.stock && HOLDS_STOCK.has(from)) return this.run('cancel', orderId, via, reason);
-    const moved = await this.orders.move(id, to, via, reason);
+    if (putsStockBack(order, to)) return this.run('cancel', orderId, via, reason);
+    const moved = await this.orders.move(id, to, via, reason, (current) => !putsStockBack(current, to));
     return {
       orderId,
       externalId: moved.doc.externalId,

@@ -93,6 +93,9 @@ export function orderEventKey(orderId: string, auditId: string): string {
 /** A guarded write that found the order changed since it was read: nothing was written (read again). */
 class StateMoved extends Error {}
 
+/** A plain move found the order in a state its `plain` check refuses (it now holds stock to put back). */
+export class MoveNeedsStock extends Error {}
+
 /** Orders of one tenant: creation with server-computed totals, partial updates, comments and guarded moves. */
 export class Orders {
   constructor(
@@ -374,11 +377,20 @@ export class Orders {
    * in the state it was read in, and its audit event is pushed by that same update. Of any number
    * of concurrent conflicting moves exactly one wins; the others see the new state and get 409.
    */
-  async move(id: string, to: OrderState, via: string, reason?: string): Promise<{ doc: OrderDoc; from: OrderState }> {
+  async move(
+    id: string,
+    to: OrderState,
+    via: string,
+    reason?: string,
+    /** Whether this order, as read, may take the move without its stock (else MoveNeedsStock). */
+    plain: (order: OrderDoc) => boolean = () => true,
+  ): Promise<{ doc: OrderDoc; from: OrderState }> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.get(id);
       const from = current.orderStatus;
       if (!canMove(from, to)) throw orderErrors.invalidTransition(id, from, to);
+      // read again after a lost race: an acceptance that won it took stock this move must not keep
+      if (!plain(current)) throw new MoveNeedsStock();
       if (NEEDS_REASON.has(to) && !reason) throw orderErrors.invalid(`reason is required to move an order to ${to}`);
       const ev = event('status_changed', this.actor, { from, to, via, ...(reason ? { reason } : {}) });
       try {

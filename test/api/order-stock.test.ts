@@ -2,6 +2,9 @@ import { ApiClient } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
 import { TestDeps } from '../helpers/stack';
 import { systemLocationId } from '../../shared/locations/locations';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { putsStockBack } from '../../shared/orders/moves';
+import { MoveNeedsStock, Orders } from '../../shared/orders/service';
 
 /**
  * Orders move stock, through HTTP on the real API and worker: accepting an order takes each line's
@@ -11,6 +14,7 @@ import { systemLocationId } from '../../shared/locations/locations';
  */
 let deps: TestDeps;
 let api: ApiClient;
+let tenantId: string;
 let A: string;
 let B: string;
 const P = `OS${Date.now().toString(36).toUpperCase()}`;
@@ -19,6 +23,7 @@ let n = 0;
 beforeAll(async () => {
   deps = await TestDeps.open();
   const tenant = await deps.tenantWithKey();
+  tenantId = tenant.tenantId;
   api = new ApiClient(tenant.key);
   A = systemLocationId(tenant.tenantId);
   const second = await api.post('/locations', { name: `Store ${P}`, type: 'location' });
@@ -72,6 +77,27 @@ async function order(items: Body[], extra: Body = {}): Promise<string> {
 const accept = (id: string) => api.post(`/orders/${id}/accept`);
 const cancel = (id: string) => api.post(`/orders/${id}/cancel`, { reason: 'customer changed their mind' });
 const log = async (id: string) => (await api.get(`/orders/${id}/activity-log?limit=200`)).body.data as any[];
+
+describe('a cancel racing an acceptance', () => {
+  it('a plain move that reads the order accepted with its stock refuses, so the cancel goes through the stock workflow', async () => {
+    const mug = await product('RACE');
+    await setStock(mug.sku, 5);
+    const id = await order([{ sku: mug.sku, quantity: 2 }]);
+    expect((await accept(id)).status).toBe(200);
+    expect(await stockOf(mug.sku)).toBe(3);
+    // what a cancel does that read the order pending, lost its guarded update to the acceptance,
+    // and reads it again: the plain update must not cancel an order holding stock
+    const tenantDb = new TenantDb(deps.db, tenantId);
+    await expect(
+      new Orders(deps.db, tenantDb, 'test').move(id, 'cancelled', 'api', 'race', (o) => !putsStockBack(o, 'cancelled')),
+    ).rejects.toBeInstanceOf(MoveNeedsStock);
+    expect((await api.get(`/orders/${id}`)).body.data.orderStatus).toBe('accepted');
+    expect(await stockOf(mug.sku)).toBe(3);
+    // the cancel as a client makes it decides again and puts the stock back
+    expect((await cancel(id)).status).toBe(200);
+    expect(await stockOf(mug.sku)).toBe(5);
+  });
+});
 
 describe('accepting an order takes its stock; cancelling it puts it back', () => {
   it('sells each line at the default location, consumes on-sale BOMs, and returns everything on cancel', async () => {
