@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TenantDb } from '../db/tenant-db';
-import { isDuplicateKeyError } from '../db/duplicate-key';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
@@ -385,17 +385,28 @@ export class StockStore {
     return written;
   }
 
-  /** Copies journal entries into material_movements; ones already there are left as they are. */
+  /**
+   * Copies journal entries into material_movements; ones already there are left as they are.
+   * Copies of the tenant's SKUs asked for while one is being written go together in the next
+   * insert (group-commit.ts): the materials of one consumption come due together.
+   */
   private async copyToLedger(entries: JournalEntry[]): Promise<void> {
     if (!entries.length) return;
-    await this.ledger
-      .insertMany(
-        entries.map((m) => ({ ...m, _id: `${this.tenantDb.tenantId}:${m.movementId}` })),
-        { ordered: false },
-      )
-      .catch((err) => {
-        if (!isDuplicateKeyError(err)) throw err;
-      });
+    const lane = `${this.tenantDb.databaseName}:${this.tenantDb.tenantId}:ledger`;
+    await inBatch(lane, entries, async (batches: JournalEntry[][]): Promise<Outcome<void>[]> => {
+      const all = batches.flat();
+      const ok: Outcome<void> = { ok: true, value: undefined };
+      try {
+        await this.ledger.insertMany(
+          all.map((m) => ({ ...m, _id: `${this.tenantDb.tenantId}:${m.movementId}` })),
+          { ordered: false },
+        );
+      } catch (error) {
+        // unordered: every other entry is in, whatever a duplicate refused (already copied)
+        if (duplicateKeyIndexes(error) === null) return batches.map(() => ({ ok: false, error }));
+      }
+      return batches.map(() => ok);
+    });
   }
 
   /** Makes the ledger collection hold every movement of a SKU, the journal's too (before a read or a delete). */
