@@ -2,7 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { BulkOperations } from '../../shared/bulk/operations';
+import { BulkOperations, bulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
 import type { ImportConfig } from '../../shared/csv/import-config';
 import { ASYNC_LIMITS } from '../../shared/csv/limits';
@@ -122,7 +122,13 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       // a created product's id is derived from the job and its place in the file: a retried chunk recreates the same documents
       const idOf = (i: number) => derivedObjectId(`${ref.jobId}:${ref.from + i}`);
       const t1 = Date.now();
-      const plans = await planImport(tenantDb, products, { ...ref.config, onProgress: beat, idOf });
+      const started = await tenantDb.collection(bulkOperations).findOne({ _id: ref.operationId });
+      const plans = await planImport(tenantDb, products, {
+        ...ref.config,
+        onProgress: beat,
+        idOf,
+        createdBy: { operationId: ref.operationId, since: started?.createdAt ?? new Date(0) },
+      });
       const t2 = Date.now();
       const { counts, errors } = ref.dryRun
         ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))

@@ -127,6 +127,13 @@ export async function planImport(
   opts: Pick<ImportOptions, 'createIfNotExists' | 'fieldsToUpdate'> & {
     onProgress?: () => void;
     idOf?: (index: number) => ObjectId;
+    /**
+     * The import's operation and when it started (an async import planning one chunk of many): a
+     * SKU held by a product this import created from another row is refused, not planned as an
+     * update of that product (a file that gives one SKU to two products; the rows of one chunk
+     * meet the same refusal when they are written).
+     */
+    createdBy?: { operationId: string; since: Date };
   },
 ): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
@@ -148,6 +155,17 @@ export async function planImport(
         return { kind: 'create', parsed: p, product: await catalog.prepare(p.body), _id }; // claimed by our earlier attempt
       } else if (owner) {
         if (!current) throw new AppError(409, 'conflict', `product ${sku} changed during the import`);
+        if (opts.createdBy && current.createdAt >= opts.createdBy.since) {
+          const item = await tenantDb
+            .collection(bulkOperationItems)
+            .findOne({ _id: `${opts.createdBy.operationId}:${owner.productId}` });
+          if (item?.action === 'created')
+            return {
+              kind: 'error',
+              parsed: p,
+              messages: [`SKU ${sku} is given to another product of this file too (${owner.productId})`],
+            };
+        }
         const product = await catalog.prepare(overlay(current, p.body, opts.fieldsToUpdate));
         const before = comparable(current);
         const after = comparable(product);
