@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
@@ -41,8 +42,51 @@ const INACTIVE_BINDING = ['inactive', 'paused'];
 /** What settles one product of a publication: its binding to the channel, and the job's item. */
 interface Settlement {
   productId: ProductDoc['_id'];
-  bindings: Record<string, unknown>[] | null;
+  /** The product's binding to this channel after the send, and the bindings it was read with. */
+  binding: { next: Binding; base: Binding[] | undefined } | null;
   item: Omit<PublicationItem, 'tenantId'>;
+}
+
+type Binding = Record<string, unknown>;
+
+/** `bindings` with the element of `next`'s channel replaced by it (added when there is none). */
+function withBinding(bindings: Binding[] | undefined, next: Binding): Binding[] {
+  const out = [...(bindings ?? [])];
+  const i = out.findIndex((b) => b.channelId === next.channelId);
+  if (i >= 0) out[i] = next;
+  else out.push(next);
+  return out;
+}
+
+/** A write of the bindings guarded by the array it was made from: another channel's job may write its own element. */
+const bindingsWrite = (productId: ProductDoc['_id'], base: Binding[] | undefined, next: Binding) => ({
+  filter: { _id: productId, bindings: base ?? { $exists: false } } as never,
+  update: { $set: { bindings: withBinding(base, next) as never } },
+});
+
+/**
+ * Makes the product's binding to this channel `next` on the product as it is now: a job for
+ * another channel wrote its own element since this one read the product. Only this channel's
+ * element is ours (one publication per channel runs at a time), so a binding equal to `next`
+ * is this job's write.
+ */
+async function ensureBinding(tenantDb: TenantDb, productId: ProductDoc['_id'], next: Binding): Promise<void> {
+  const col = tenantDb.collection(products);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const now = await col.findOne({ _id: productId });
+    if (!now) return; // deleted meanwhile: nothing to bind
+    const bindings = now.bindings as unknown as Binding[] | undefined;
+    if (
+      isDeepStrictEqual(
+        bindings?.find((b) => b.channelId === next.channelId),
+        next,
+      )
+    )
+      return;
+    const { filter, update } = bindingsWrite(productId, bindings, next);
+    if ((await col.updateOne(filter, update)).matchedCount === 1) return;
+  }
+  throw new Error(`the bindings of product ${productId.toHexString()} keep changing`); // retried by Temporal
 }
 
 /**
@@ -53,14 +97,17 @@ interface Settlement {
  * share the next one (shared/materials/group-commit.ts).
  */
 async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<void>[]> {
-  const bindings = batch.filter((s) => s.bindings);
-  if (bindings.length)
-    await tenantDb.collection(products).bulkWrite(
-      bindings.map((s) => ({
-        updateOne: { filter: { _id: s.productId }, update: { $set: { bindings: s.bindings as never } } },
-      })),
+  const bound = batch.filter((s) => s.binding);
+  if (bound.length) {
+    const res = await tenantDb.collection(products).bulkWrite(
+      bound.map((s) => ({ updateOne: bindingsWrite(s.productId, s.binding!.base, s.binding!.next) })),
       { ordered: false },
     );
+    // some products' bindings changed since they were read (a job for another channel): those
+    // are written again on the bindings as they are now; which ones, a read of each tells
+    if (res.matchedCount < bound.length)
+      await Promise.all(bound.map((s) => ensureBinding(tenantDb, s.productId, s.binding!.next)));
+  }
   try {
     await tenantDb.collection(publicationItems).insertMany(
       batch.map((s) => s.item),
@@ -72,33 +119,29 @@ async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<
   return batch.map(() => ({ ok: true, value: undefined }));
 }
 
-/** The product's binding to the channel after an outcome (added when the product had none). */
-function bindingsAfter(
+/** The product's binding to the channel after an outcome (a new one when the product had none). */
+function bindingAfter(
   p: ProductDoc,
   channel: ChannelDoc,
   outcome: { ok: true; handle: string } | { ok: false; error: string },
-) {
+): Binding {
   const now = new Date().toISOString();
-  const bindings = [...((p.bindings ?? []) as unknown as Record<string, unknown>[])];
-  const i = bindings.findIndex((b) => b.channelId === channel._id.toHexString());
-  const current =
-    i >= 0
-      ? bindings[i]
-      : {
-          channelId: channel._id.toHexString(),
-          handle: p.sku,
-          type: channel.type,
-          desiredStatus: 'active',
-          reservedStock: 0,
-          overrides: [],
-          customValues: [],
-        };
-  const next = outcome.ok
+  const bindings = (p.bindings ?? []) as unknown as Binding[];
+  const found = bindings.find((b) => b.channelId === channel._id.toHexString());
+  const current = found
+    ? found
+    : {
+        channelId: channel._id.toHexString(),
+        handle: p.sku,
+        type: channel.type,
+        desiredStatus: 'active',
+        reservedStock: 0,
+        overrides: [],
+        customValues: [],
+      };
+  return outcome.ok
     ? { ...current, handle: outcome.handle, status: 'active', syncStatus: 'synced', lastError: null, lastSyncedAt: now }
     : { ...current, status: 'error', syncStatus: 'error', lastError: outcome.error, lastSyncedAt: now };
-  if (i >= 0) bindings[i] = next;
-  else bindings.push(next);
-  return bindings;
 }
 
 /**
@@ -164,7 +207,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
           if (cancelled.aborted || (await cancelRequested()))
             throw ApplicationFailure.nonRetryable('the publication was cancelled', 'cancelled');
           let item: Omit<PublicationItem, 'tenantId'>;
-          let bindings: Record<string, unknown>[] | null = null;
+          let bindingOut: Settlement['binding'] = null;
           const binding = (p.bindings as unknown as { channelId: string; status?: string }[]).find(
             (b) => b.channelId === input.channelId,
           );
@@ -213,7 +256,10 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                 throw err;
               }
             }
-            bindings = bindingsAfter(doc, channel, outcome);
+            bindingOut = {
+              next: bindingAfter(doc, channel, outcome),
+              base: doc.bindings as unknown as Binding[] | undefined,
+            };
             item = outcome.ok
               ? {
                   _id: itemId,
@@ -236,7 +282,9 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                   at: new Date(),
                 };
           }
-          await inBatch(lane, { productId: p._id, bindings, item }, (batch: Settlement[]) => settle(tenantDb, batch));
+          await inBatch(lane, { productId: p._id, binding: bindingOut, item }, (batch: Settlement[]) =>
+            settle(tenantDb, batch),
+          );
           return {
             sku: p.sku,
             success: item.outcome === 'published',
