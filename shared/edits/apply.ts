@@ -32,9 +32,9 @@ const CONFLICT = 'changed by another request while the edit was applied; run the
  * it changes as they were (so a kill between the two leaves a record a retry recognises, never a change a
  * rollback cannot see). Each write is guarded by the version the change was planned from and
  * moves it by one; the SKUs are untouched (planProposal refused any change of them), so the
- * write is the changed top-level fields alone, all of a batch in one unordered bulkWrite. A
- * product someone changed in between keeps their change: its record is dropped and it is
- * answered as a conflict.
+ * write is the changed top-level fields alone (and `lastEditBy`, the operation), all of a batch
+ * in one unordered bulkWrite. A product someone changed in between keeps their change: its
+ * record is dropped and it is answered as a conflict.
  */
 /** The product's search text once the change is written (products/search.ts). */
 function searchAfter({ current, patch }: Change): string {
@@ -72,6 +72,7 @@ export async function applyChanges(
           $set: {
             ...c.patch.set,
             search: searchAfter(c),
+            lastEditBy: operationId,
             updatedAt,
             version: c.current.version + 1,
           } as Partial<ProductDoc>,
@@ -81,20 +82,21 @@ export async function applyChanges(
     })),
     { ordered: false },
   );
-  let versions: Map<string, number> | null = null;
+  let landed: Set<string> | null = null;
   if (res.matchedCount < changes.length) {
-    // which ones did not hold: the products not at the version this batch gave them
+    // which ones did not hold: a product this operation's write reached carries its id (the
+    // version alone could be someone else's write, which would make a rollback undo their change)
     const found = await col.findByIds(
       changes.map((c) => c.current._id),
-      { projection: { _id: 1, version: 1, tenantId: 1 } },
+      { projection: { _id: 1, lastEditBy: 1, tenantId: 1 } },
     );
-    versions = new Map(found.map((p) => [p._id.toHexString(), p.version]));
+    landed = new Set(found.filter((p) => p.lastEditBy === operationId).map((p) => p._id.toHexString()));
   }
   const lost: string[] = [];
   for (const c of changes) {
     const id = c.current._id.toHexString();
     const afterVersion = c.current.version + 1;
-    if (!versions || versions.get(id) === afterVersion) out.set(id, { ok: true, afterVersion });
+    if (!landed || landed.has(id)) out.set(id, { ok: true, afterVersion });
     else {
       lost.push(id);
       out.set(id, { ok: false, message: CONFLICT });

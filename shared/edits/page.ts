@@ -152,16 +152,33 @@ export async function runEditPage(
   let budgetExhausted = opts.budgetExhausted ?? false;
 
   const open: Candidate[] = [];
+  const stale: string[] = [];
   for (const id of ids) {
     const current = byId.get(id) ?? null;
     const item = earlier.get(id);
     const plan = stored.get(id);
-    if (item && !(current && current.version === versionBefore(item))) {
+    if (item && current?.lastEditBy === run.operationId) {
       // changed by an earlier attempt (and perhaps by someone since): counted, not changed again
       counts.matched++;
       counts.changed++;
       const before = beforeImage(item, current);
       if (current && before) fields.add(item.sku, diffContent(plainContent(before), plainContent(current)));
+    } else if (item && !(current && current.version === versionBefore(item))) {
+      // recorded by an earlier attempt that died before its write, and changed by someone since
+      // (or deleted): that record would undo their change, so it goes, and the product is
+      // planned afresh (or answered as deleted)
+      stale.push(id);
+      if (current) open.push({ current, stored: plan });
+      else {
+        counts.matched++;
+        counts.failed++;
+        errors.push({
+          productId: id,
+          sku: item.sku,
+          code: 'not-found',
+          message: 'the product was deleted after the run started',
+        });
+      }
     } else if (!current) {
       counts.matched++;
       counts.failed++;
@@ -185,6 +202,7 @@ export async function runEditPage(
   }
 
   // plan: a preview's stored plan while its product is as planned, else the engine
+  if (stale.length) await new BulkOperations(tenantDb).unrecordMany(run.operationId, stale);
   const outcomes = await mapLimit(open, run.concurrency, async (c): Promise<PlannedOutcome> => {
     if (c.stored && c.stored.version === c.current.version) return c.stored.outcome;
     if (c.stored) replanned.push(c.current.sku);

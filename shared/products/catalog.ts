@@ -394,7 +394,7 @@ export class Catalog {
    * whose product is gone is created again. Answers false when someone changed it since.
    */
   async restore(before: ProductDoc, expectedVersion: number): Promise<boolean> {
-    const { _id, tenantId: _t, version: _v, createdAt, updatedAt: _u, search: _s, ...input } = before;
+    const { _id, tenantId: _t, version: _v, createdAt, updatedAt: _u, search: _s, lastEditBy: _e, ...input } = before;
     const current = await this.products.findOne({ _id });
     if (!current || current.version !== expectedVersion) return false;
     await this.write(current, input as ProductInput);

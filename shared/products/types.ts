@@ -88,4 +88,10 @@ export interface ProductDoc extends ProductInput {
   version: number;
   /** SKUs, title, brand and tags, lower-cased, for search (search.ts); set by every write, never shown. */
   search?: string;
+  /**
+   * The bulk operation whose edit wrote the product last (shared/edits/apply.ts): what tells that
+   * operation its guarded write landed, which the version alone cannot (another write may have
+   * made the same version). Never shown; dropped by any other full write.
+   */
+  lastEditBy?: string;
 }
