@@ -75,9 +75,14 @@ export async function cancelPublicationJob(
   const first = await c.tenantDb
     .collection(jobs)
     .updateOne({ _id: job._id, cancelRequestedAt: null }, { $set: { cancelRequestedAt: new Date() } });
-  if (first.matchedCount === 0) throw new AppError(400, 'cancel-failed', 'The publication is already being cancelled');
+  const signal = () => c.temporal.workflow.getHandle(job.workflowId).signal(cancelPublication, { reason });
+  if (first.matchedCount === 0) {
+    // told again: a first cancel whose process died before the signal left the job unaware of it
+    await signal().catch(() => undefined);
+    throw new AppError(400, 'cancel-failed', 'The publication is already being cancelled');
+  }
   try {
-    await c.temporal.workflow.getHandle(job.workflowId).signal(cancelPublication, { reason });
+    await signal();
   } catch {
     throw new AppError(400, 'cancel-failed', 'The publication has already ended');
   }

@@ -1,5 +1,7 @@
 import {
   ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
@@ -15,6 +17,11 @@ import {
   type PublicationProgress,
   type PublicationResult,
 } from '../../shared/publication/messages';
+
+/** A batch that stopped because the job's cancel is recorded (publishBatch's non-retryable `cancelled`). */
+function stoppedByRecordedCancel(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'cancelled';
+}
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -54,7 +61,7 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
   setHandler(cancelPublication, ({ reason }) => {
     if (p.status !== 'processing') return;
     cancelRequested = true;
-    p.cancelReason = reason;
+    p.cancelReason ??= reason; // the first cancel's reason (a retried cancel signals again)
     batchScope?.cancel();
   });
 
@@ -84,6 +91,12 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
       }
     } catch (err) {
       if (cancelRequested) break; // the batch stopped because of the cancel
+      if (stoppedByRecordedCancel(err)) {
+        // the batch read the cancel the API recorded before its signal came (or the API died
+        // between the two): a cancel all the same
+        cancelRequested = true;
+        break;
+      }
       failure = isCancellation(err) ? 'cancelled' : (err as Error).message;
       break;
     } finally {
