@@ -6,6 +6,7 @@ export function webhookActivities(deps: ActivityDeps) {
   return {
     attemptWebhookDelivery: (input: { tenantId: string; endpointId: string; deliveryId: string }) =>
       attemptDelivery(deps.db, deps.config, input),
-    failWebhookDeliveries: (input: { tenantId: string; deliveryIds: string[] }) => failDeliveries(deps.db, input),
+    failWebhookDeliveries: (input: { tenantId: string; deliveryIds: string[]; rounds?: Record<string, number> }) =>
+      failDeliveries(deps.db, input),
   };
 }

@@ -122,8 +122,17 @@ async function disable(tenantDb: TenantDb, endpoint: WebhookEndpointDoc, reason:
 }
 
 /** A round ran out of attempts, or the endpoint stopped: POST /webhooks/{id}/recover can try them again. */
-export async function failDeliveries(db: Db, input: { tenantId: string; deliveryIds: string[] }): Promise<void> {
+export async function failDeliveries(
+  db: Db,
+  /** `rounds`: the round each delivery ran out of attempts in; a later round (a resend) is left pending. */
+  input: { tenantId: string; deliveryIds: string[]; rounds?: Record<string, number> },
+): Promise<void> {
   const deliveries = new TenantDb(db, input.tenantId).collection(webhookDeliveries);
-  for (const id of input.deliveryIds)
-    await deliveries.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'failed', updatedAt: new Date() } });
+  for (const id of input.deliveryIds) {
+    const round = input.rounds?.[id];
+    await deliveries.updateOne(
+      { _id: id, status: 'pending', ...(round !== undefined ? { round } : {}) },
+      { $set: { status: 'failed', updatedAt: new Date() } },
+    );
+  }
 }

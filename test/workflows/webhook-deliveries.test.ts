@@ -1,4 +1,4 @@
-import { endpointDeliveries } from '../../shared/webhooks/messages';
+import { deliverSignal, endpointDeliveries, type EndpointDeliveryInput } from '../../shared/webhooks/messages';
 import { openWorkflowEnv, testContext, type WorkflowEnv } from './support/env';
 import { scenario, TENANT } from './support/scenarios';
 
@@ -47,4 +47,26 @@ test('a resend that arrives during an attempt is attempted after it', async () =
   const id = endpointOf(run.workflowId);
   expect(run.error).toBeUndefined();
   expect(attempts(`${id}:msg_1`)).toHaveLength(2);
+});
+
+test('a resend that arrives while its round is marked failed is still attempted', async () => {
+  const ctx = testContext(wf);
+  const id = ctx.id('webhooks_we-fail-resend');
+  const d = `${id}:msg_1`;
+  ctx.world.script(d, { attempts: Array.from({ length: 10 }, () => ({ kind: 'retry' as const })) });
+  const gate = ctx.world.gate(d, 'failWebhookDeliveries');
+  const input: EndpointDeliveryInput = { tenantId: TENANT, endpointId: id, retryScale: 0.00001, idleMs: 200 };
+  const handle = await ctx.client.workflow.signalWithStart(endpointDeliveries.name, {
+    taskQueue: ctx.taskQueue,
+    workflowId: `${TENANT}/${id}`,
+    args: [input],
+    signal: deliverSignal,
+    signalArgs: [[{ deliveryId: d, round: 0 }]],
+  });
+  await gate.reached;
+  // POST /webhooks/{id}/deliveries/{d}/resend while round 0 is being marked failed: round 1
+  await handle.signal(deliverSignal, [{ deliveryId: d, round: 1 }]);
+  gate.release();
+  await handle.result();
+  expect(attempts(d)).toHaveLength(11);
 });

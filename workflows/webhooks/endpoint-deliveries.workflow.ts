@@ -21,6 +21,8 @@ const IDLE_MS = 10 * 60_000;
 const ATTEMPTS_PER_RUN = 500;
 /** Patch: an attempt's outcome no longer ends a round that a resend started during it. */
 const ROUND_SUPERSEDED = 'round-superseded-mid-attempt';
+/** Patch: a resend that arrives while its round is being marked failed stays queued. */
+const ROUND_KEPT_AT_FAIL = 'round-kept-at-fail';
 
 /**
  * Delivers one endpoint's events, one attempt at a time, earliest due first. A failed attempt is
@@ -83,8 +85,14 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
       const failed = next.attempt + 1;
       const delay = retryDelay(failed, retryScale, Math.random, outcome.retryAfterMs);
       if (delay === null) {
-        await acts.failWebhookDeliveries({ tenantId, deliveryIds: [next.deliveryId] });
-        queue.delete(next.deliveryId);
+        // only this round: a resend that started a new one meanwhile is not failed with it
+        await acts.failWebhookDeliveries({
+          tenantId,
+          deliveryIds: [next.deliveryId],
+          rounds: { [next.deliveryId]: next.round },
+        });
+        const resentMeanwhile = queue.get(next.deliveryId)!.round !== next.round && patched(ROUND_KEPT_AT_FAIL);
+        if (!resentMeanwhile) queue.delete(next.deliveryId);
       } else queue.set(next.deliveryId, { ...next, attempt: failed, dueAt: Date.now() + delay, ready: false });
     }
     if (attempts >= ATTEMPTS_PER_RUN || workflowInfo().continueAsNewSuggested) {
