@@ -182,17 +182,7 @@ export class Ledger {
     // announced before it is marked applied: a retry of a step stopped in between announces it again, as the same event
     await announceStockChange(this.tenantDb, movement, after);
     await this.movements.updateByTenantKey(_id, { $set: { status: 'applied', balanceAfter: after.onHand } });
-    const trimKey = `${this.tenantDb.databaseName}:${lid}`;
-    if (after.recent.length >= RECENT + TRIM && !trimming.has(trimKey)) {
-      // one trim of a balance at a time in this process: movements applied meanwhile see the same
-      // long list, and their trims would only repeat it
-      trimming.add(trimKey);
-      try {
-        await this.trim(lid, after.recent.slice(0, TRIM));
-      } finally {
-        trimming.delete(trimKey);
-      }
-    }
+    if (after.recent.length >= RECENT + TRIM) await this.trim(lid, after.recent.slice(0, TRIM));
     return {
       ...movement,
       status: 'applied',
@@ -237,6 +227,19 @@ export class Ledger {
    * leaves at a later trim, so that a retry reading it pending just before is still caught.
    */
   private async trim(lid: string, oldest: string[]): Promise<void> {
+    // one trim of a balance at a time in this process: movements applied meanwhile see the same
+    // long list, and their trims would only repeat it
+    const key = `${this.tenantDb.databaseName}:${lid}`;
+    if (trimming.has(key)) return;
+    trimming.add(key);
+    try {
+      await this.trimOldest(lid, oldest);
+    } finally {
+      trimming.delete(key);
+    }
+  }
+
+  private async trimOldest(lid: string, oldest: string[]): Promise<void> {
     const docs = await this.movements.findByIds(oldest);
     const pending = docs.filter((m) => m.status === 'pending').map((m) => m._id);
     const done = oldest.filter((id) => !pending.includes(id));

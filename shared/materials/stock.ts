@@ -172,9 +172,14 @@ export class StockStore {
     return this.tenantDb.collection(materialMovements);
   }
 
+  /** A stock document as stored (a tombstone too), its journal decoded (stock-codec.ts). */
+  private async read(_id: string): Promise<StockDoc | null> {
+    return decodeStock(await this.stocks.findOne({ _id }));
+  }
+
   /** The stock document of a SKU; null when it has none (or only the tombstone of a deleted record). */
   async stockOf(sku: string): Promise<StockDoc | null> {
-    const doc = decodeStock(await this.stocks.findOne({ _id: recordId(this.tenantDb.tenantId, sku) }));
+    const doc = await this.read(recordId(this.tenantDb.tenantId, sku));
     return doc && !doc.retired ? doc : null;
   }
 
@@ -233,7 +238,7 @@ export class StockStore {
     const seeds = attempt === 0 ? batch.flatMap((p) => (p.seed ? [p.seed] : [])) : [];
     const known =
       attempt === 0 ? newest([...seeds.map((s) => s.stock), rememberedStock(this.tenantDb, sku)]) : undefined;
-    const stock = known !== undefined ? Promise.resolve(known) : this.stocks.findOne({ _id }).then(decodeStock);
+    const stock = known !== undefined ? Promise.resolve(known) : this.read(_id);
     const [record, current, [copied, absent]] = await Promise.all([
       seeds.length ? seeds[0].record : this.records.get(sku),
       stock,
@@ -594,7 +599,7 @@ export class StockStore {
   async retire(sku: string): Promise<void> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = decodeStock(await this.stocks.findOne({ _id }));
+      const current = await this.read(_id);
       if (current?.retired) return;
       const held = current?.locations.filter((l) => l.quantity > 0) ?? [];
       if (held.length) {
@@ -640,10 +645,7 @@ export class StockStore {
   async recost(sku: string): Promise<void> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [record, current] = await Promise.all([
-        this.records.get(sku),
-        this.stocks.findOne({ _id }).then(decodeStock),
-      ]);
+      const [record, current] = await Promise.all([this.records.get(sku), this.read(_id)]);
       if (!current || current.retired) return;
       if (await this.write(current, recost(current, factsOf(record), new Date()))) return;
       await sleep(Math.random() * 10);
