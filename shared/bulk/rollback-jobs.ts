@@ -90,8 +90,26 @@ export async function requestRollback(
   const ops = new BulkOperations(tenantDb);
   const op = await ops.get(operationId);
   if (!op) throw notFound(operationId);
+  // the rollback is visible as an operation (processing) from the moment its job exists; its id
+  // comes from the job's record, so a retry resuming the job names the same operation
+  const prepare = async (_jobId: string, job: JobRecord) => {
+    await ops.start({
+      id: String(job.input.rollbackOperationId),
+      type: 'rollback',
+      rollbackOf: op._id,
+      actor,
+      operationName: `rollback of ${op.operationName ?? op._id}`,
+    });
+  };
   const existing = await findJob(tenantDb, op._id);
-  if (existing) return answer(tenantDb, jobs, existing);
+  if (existing) {
+    // a job whose first request died before starting its workflow is started now
+    const job = await jobs.resumeOrphan(tenantDb, existing, rollback, prepare).catch(async (err: unknown) => {
+      await ops.discardRollback(String(existing.input.rollbackOperationId));
+      throw err;
+    });
+    if (job) return answer(tenantDb, jobs, job);
+  }
   const check = await ops.rollbackCheck(op);
   if (!check.canRollback) {
     // a concurrent request may have started the rollback since we looked, which the check then sees as changes
@@ -108,16 +126,7 @@ export async function requestRollback(
       workflow: rollback,
       idempotencyKey: op._id,
       input: { operationId: op._id, rollbackOperationId },
-      // the rollback is visible as an operation (processing) from the moment its job exists
-      beforeStart: async () => {
-        await ops.start({
-          id: rollbackOperationId,
-          type: 'rollback',
-          rollbackOf: op._id,
-          actor,
-          operationName: `rollback of ${op.operationName ?? op._id}`,
-        });
-      },
+      beforeStart: prepare,
       workflowInput: (jobId) => ({
         tenantId: tenantDb.tenantId,
         operationId: op._id,

@@ -26,6 +26,11 @@ export interface JobRecord {
   /** The client's Idempotency-Key, or the job id when none was sent (the unique index needs a value). */
   idempotencyKey: string;
   input: Record<string, unknown>;
+  /**
+   * The workflow's input as JSON text (text: a CSV mapping's column names are no valid keys), so
+   * a retry can start a job whose API process died before starting it. Absent on older records.
+   */
+  workflowInput?: string;
   result: Record<string, unknown> | null;
   error: string | null;
   createdAt: Date;

@@ -9,9 +9,17 @@ import { startWorkflow } from '../temporal/workflows';
 import { isFinished, jobs, RUNNING_JOB_STATUSES, type JobRecord } from './collection';
 import { jobsFinished, jobsStarted } from '../metrics/metrics';
 import { announceJobEnd } from './events';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A job whose workflow cannot be found this long after the job was made has none any more. */
 const GONE_AFTER_MS = 10 * 60_000;
+/**
+ * A job still queued without a workflow this long after it was made lost its API process between
+ * the record and the workflow's start (a start takes milliseconds): a retry of its request starts
+ * it. Younger, the first request may still be starting it, and the retry waits.
+ */
+const ORPHANED_AFTER_MS = 5_000;
+const ORPHAN_POLL_MS = 200;
 
 export interface StartJob<D extends WorkflowDef<any, any>> {
   type: string;
@@ -23,8 +31,12 @@ export interface StartJob<D extends WorkflowDef<any, any>> {
   /** A client's Idempotency-Key: a repeated start with the same key returns the same job. */
   idempotencyKey?: string;
   input?: Record<string, unknown>;
-  /** Runs once the job record exists, before its workflow starts (e.g. takes a lock named after the job); a throw undoes the job. */
-  beforeStart?: (jobId: string) => Promise<void>;
+  /**
+   * Runs once the job record exists, before its workflow starts (e.g. takes a lock named after the
+   * job); a throw undoes the job. It runs again, with the job's record, when a retry starts a job
+   * whose first request died before its workflow started: it must be idempotent per job.
+   */
+  beforeStart?: (jobId: string, record: JobRecord) => Promise<void>;
 }
 
 /**
@@ -44,6 +56,7 @@ export class Jobs {
     const col = tenantDb.collection(jobs);
     const jobId = newId(job.prefix);
     const now = new Date();
+    const input = job.workflowInput(jobId);
     const record: JobRecord = {
       _id: jobId,
       tenantId: tenantDb.tenantId,
@@ -52,6 +65,7 @@ export class Jobs {
       status: 'queued',
       idempotencyKey: job.idempotencyKey ?? jobId,
       input: job.input ?? {},
+      workflowInput: JSON.stringify(input),
       result: null,
       error: null,
       createdAt: now,
@@ -66,35 +80,90 @@ export class Jobs {
       if (!isDuplicateKeyError(err) || !job.idempotencyKey) throw err;
       const existing = await col.findOne({ type: job.type, idempotencyKey: job.idempotencyKey });
       if (!existing) throw err;
-      return { job: existing, created: false };
+      const resumed = await this.resumeOrphan(tenantDb, existing, job.workflow, job.beforeStart);
+      // null: the first request failed and dropped its job, so this one is judged afresh
+      return resumed ? { job: resumed, created: false } : this.start(tenantDb, job);
     }
-    if (job.beforeStart) {
+    await this.launch(tenantDb, record, job.workflow, input, job.beforeStart);
+    jobsStarted.inc({ type: job.type });
+    return { job: record, created: true };
+  }
+
+  /**
+   * A job found again by its Idempotency-Key, started if its first request died between writing
+   * the record and starting the workflow (it would otherwise stay queued until settle gives up on
+   * it). Waits while the first request may still be starting it. Null when the job is gone (its
+   * first request failed and dropped it).
+   */
+  async resumeOrphan<D extends WorkflowDef<any, any>>(
+    tenantDb: TenantDb,
+    found: JobRecord,
+    workflow: D,
+    beforeStart?: StartJob<D>['beforeStart'],
+  ): Promise<JobRecord | null> {
+    let job: JobRecord | null = found;
+    for (;;) {
+      // records from before workflowInput was kept cannot be started again
+      if (job.status !== 'queued' || job.workflowInput === undefined) return job;
+      if (await this.hasWorkflow(job)) return job;
+      const age = Date.now() - job.createdAt.getTime();
+      if (age >= ORPHANED_AFTER_MS) break;
+      await sleep(Math.min(ORPHAN_POLL_MS, ORPHANED_AFTER_MS - age));
+      job = await this.get(tenantDb, job._id);
+      if (!job) return null;
+    }
+    await this.launch(tenantDb, job, workflow, JSON.parse(job.workflowInput) as WorkflowInput<D>, beforeStart);
+    jobsStarted.inc({ type: job.type });
+    return job;
+  }
+
+  private async hasWorkflow(job: JobRecord): Promise<boolean> {
+    try {
+      await this.temporal.workflow.getHandle(job.workflowId).describe();
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** Prepares and starts a recorded job's workflow; a failure drops the record, so a retry starts afresh. */
+  private async launch<D extends WorkflowDef<any, any>>(
+    tenantDb: TenantDb,
+    record: JobRecord,
+    workflow: D,
+    input: WorkflowInput<D>,
+    beforeStart?: StartJob<D>['beforeStart'],
+  ): Promise<void> {
+    const col = tenantDb.collection(jobs);
+    if (beforeStart) {
       try {
-        await job.beforeStart(jobId);
+        await beforeStart(record._id, record);
       } catch (err) {
-        await col.deleteOne({ _id: jobId });
+        await col.deleteOne({ _id: record._id, status: 'queued' });
         throw err;
       }
     }
     try {
-      await startWorkflow(this.temporal, job.workflow, job.workflowInput(jobId), {
+      await startWorkflow(this.temporal, workflow, input, {
         taskQueue: this.taskQueue,
         workflowId: record.workflowId,
         workflowIdConflictPolicy: 'FAIL',
+        // a job's workflow runs once: a late second start (a retry resuming an orphan as its
+        // first request's workflow already ended) must not run it again
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: [
           { key: TENANT_ID, value: tenantDb.tenantId },
-          { key: JOB_TYPE, value: job.type },
+          { key: JOB_TYPE, value: record.type },
         ],
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
         // no workflow means no job: drop the record so a retry with the same key starts afresh
-        await col.deleteOne({ _id: jobId });
+        await col.deleteOne({ _id: record._id, status: 'queued' });
         throw err;
       }
     }
-    jobsStarted.inc({ type: job.type });
-    return { job: record, created: true };
   }
 
   get(tenantDb: TenantDb, jobId: string, type?: string): Promise<JobRecord | null> {

@@ -80,6 +80,8 @@ export async function lockChannel(
     }
     const held = await locks.findOne({ _id });
     if (!held) continue;
+    // taken already by this job: a retry starting a job whose first request died after locking
+    if (held.jobId === jobId) return;
     const found = await tenantDb.collection(jobs).findOne({ _id: held.jobId });
     const holder = found && (await settle(found)); // a holder whose workflow ended unrecorded is over
     if (holder && !isFinished(holder.status)) {

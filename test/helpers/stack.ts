@@ -61,6 +61,8 @@ export class TestDeps {
     routes: RouteSpec[] = allRoutes,
     /** Settings of this app only (an own task queue, an AI provider), over the suite's. */
     overrides: Partial<Config> = {},
+    /** The app's Temporal client (one that stalls stands for an API process dying mid-request). */
+    temporal: Client = this.temporal,
   ): Promise<{ url: string; close: () => Promise<void> }> {
     const config = { ...this.config, ...overrides };
     // the app's own Tenancy with its credential cache, as in the API process; `this.tenancy`
@@ -70,8 +72,8 @@ export class TestDeps {
       config,
       db: this.db,
       tenancy,
-      temporal: this.temporal,
-      jobs: new Jobs(this.temporal, config.taskQueue),
+      temporal,
+      jobs: new Jobs(temporal, config.taskQueue),
       s3: this.s3,
       log: pino({ level: 'silent' }),
     };
