@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { TenantDb } from '../db/tenant-db';
 import { BulkOperations } from '../bulk/operations';
 import { AppError } from '../errors/catalog';
-import { isFinished, jobs as jobRecords, type JobRecord, type JobStatus } from '../jobs/collection';
+import { isFinished, type JobRecord, type JobStatus } from '../jobs/collection';
 import type { Jobs } from '../jobs/jobs';
 import { MAX_UPLOAD_BYTES, presignUpload, UPLOAD_URL_TTL_SECONDS } from '../s3/client';
 import { queryOrNull } from '../temporal/workflows';
@@ -131,12 +131,12 @@ export class CsvJobs {
     checkUploadKey(this.tenantId, s3Key);
     const config = allowedConfig(req.config);
     await checkUploadedObject(this.deps.s3, this.deps.bucket, s3Key);
-    await this.checkRate('csv-import', req.idempotencyKey);
     const { job } = await jobs.start(tenantDb, {
       type: 'csv-import',
       prefix: 'csvimp',
       workflow: csvImport,
       idempotencyKey: req.idempotencyKey,
+      beforeStart: () => checkJobRate(tenantDb, jobs),
       // column names become no document keys ('.' and a leading '$' are refused by the database)
       input: { s3Key, config: config.mappings ? { ...config, mappings: mappingPairs(config.mappings) } : config },
       workflowInput: (jobId) => ({
@@ -197,12 +197,12 @@ export class CsvJobs {
     // the export activity's own checks, before a job exists (the route's schema refuses these already)
     layoutFor(req.format);
     selectionFilter(req);
-    await this.checkRate('csv-export', req.idempotencyKey);
     const { job } = await jobs.start(tenantDb, {
       type: 'csv-export',
       prefix: 'csvexp',
       workflow: csvExport,
       idempotencyKey: req.idempotencyKey,
+      beforeStart: () => checkJobRate(tenantDb, jobs),
       input: { format: req.format, selection: req.selection },
       workflowInput: (jobId) => ({
         tenantId: this.tenantId,
@@ -234,23 +234,6 @@ export class CsvJobs {
         : {}),
       ...(job.error ? { error: job.error } : {}),
     };
-  }
-
-  /**
-   * A retried start (same Idempotency-Key) answers with its job, whatever the rate. The key is
-   * looked up only when the allowance refuses: a start within it finds its job again in
-   * Jobs.start, so the common case makes no lookup here.
-   */
-  private async checkRate(type: CsvJobType, idempotencyKey: string | undefined): Promise<void> {
-    const { tenantDb, jobs } = this.deps;
-    try {
-      await checkJobRate(tenantDb, jobs);
-    } catch (err) {
-      const refused = err instanceof AppError && err.status === 429;
-      if (refused && idempotencyKey && (await tenantDb.collection(jobRecords).findOne({ type, idempotencyKey })))
-        return;
-      throw err;
-    }
   }
 
   /** The tenant's job of this type, settled (a workflow that ended unrecorded is recorded failed); 404 otherwise. */

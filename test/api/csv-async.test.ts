@@ -332,6 +332,20 @@ describe('errors', () => {
     expectError(other, 429, 'rate-limited');
     expect(await new TenantDb(deps.db, t.tenantId).collection(jobs).countDocuments({ type: 'csv-import' })).toBe(4);
   });
+
+  test('8 starts at once with room for 3: at most 3 run, the others are refused 429 and leave no job', async () => {
+    const t = await deps.tenantWithKey();
+    const theirs = api.as(t.key);
+    const s3Key = await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), theirs);
+    const starts = await Promise.all(Array.from({ length: 8 }, () => startImport({ s3Key }, theirs)));
+    const admitted = starts.filter((r) => r.status === 202);
+    for (const r of starts) if (r.status !== 202) expectError(r, 429, 'rate-limited');
+    expect(admitted.length).toBeGreaterThanOrEqual(1);
+    expect(admitted.length).toBeLessThanOrEqual(3);
+    const recorded = await new TenantDb(deps.db, t.tenantId).collection(jobs).find({}).toArray();
+    expect(recorded.map((j) => j._id).sort()).toEqual(admitted.map((r) => r.body.jobId as string).sort());
+    for (const r of admitted) await finished(r.body.jobId as string, theirs);
+  });
 });
 
 test('a job whose workflow an operator terminated ends failed, and frees its running slot', async () => {
