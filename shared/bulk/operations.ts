@@ -24,8 +24,17 @@ export interface BulkOperation {
   /** For a rollback: the operation it undid. For an undone operation: the rollback that undid it. */
   rollbackOf: string | null;
   rolledBackBy: string | null;
-  /** Why a failed rollback refused to start (absent on other operations and on older records). */
+  /**
+   * Why a failed rollback refused to start, or why an operation ended without its process
+   * (interrupted: see leaseUntil). Absent on other operations and on older records.
+   */
   error?: OperationError | null;
+  /**
+   * An operation run inside a request (started without an id; a job names its operation after
+   * itself) has no workflow to finish it if its process dies: past this time, reading it ends it
+   * from what it recorded. Null for a job's operation.
+   */
+  leaseUntil?: Date | null;
   createdAt: Date;
   finishedAt: Date | null;
 }
@@ -97,6 +106,16 @@ const VERSION_READ_CHUNK = 5000;
 
 const ZERO = { totalProcessed: 0, created: 0, updated: 0, skipped: 0, failed: 0 };
 
+/** Longer than any request runs (a sync import is at most 5,000 rows). */
+export const REQUEST_LEASE_MS = 15 * 60_000;
+
+/** When a processing operation is taken as abandoned (older records run by a request carry no lease). */
+function leaseEnd(op: BulkOperation): Date | null {
+  if (op.leaseUntil !== undefined) return op.leaseUntil;
+  const byRequest = (op.type === 'csv-import' || op.type === 'marketplace-category') && !op.source?.jobId;
+  return byRequest ? new Date(op.createdAt.getTime() + REQUEST_LEASE_MS) : null;
+}
+
 export class BulkOperations {
   constructor(private readonly tenantDb: TenantDb) {}
 
@@ -130,6 +149,7 @@ export class BulkOperations {
           rolledBackBy: null,
           createdAt: new Date(),
           finishedAt: null,
+          leaseUntil: op.id ? null : new Date(Date.now() + REQUEST_LEASE_MS),
         },
       },
       { upsert: true },
@@ -143,8 +163,9 @@ export class BulkOperations {
       await this.items.insertOne({ _id, operationId, ...item });
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-      // recorded before (a retried write): the first before-image is the one to restore
-      await this.items.updateById(_id, { $set: { action: item.action, afterVersion: item.afterVersion } });
+      // recorded before (a retried write): the first before-image and action are the ones to undo
+      // (a record of a write that never landed is dropped before a retry writes over someone's change)
+      await this.items.updateById(_id, { $set: { afterVersion: item.afterVersion } });
     }
   }
 
@@ -227,8 +248,54 @@ export class BulkOperations {
     await this.ops.deleteOne({ _id: operationId, type: 'rollback', status: 'processing' });
   }
 
-  get(id: string): Promise<BulkOperation | null> {
-    return this.ops.findOne({ _id: id });
+  async get(id: string): Promise<BulkOperation | null> {
+    const op = await this.ops.findOne({ _id: id });
+    return op && this.settled(op);
+  }
+
+  /**
+   * The operation, ended if its process died before finishing it (its lease is over): what it
+   * recorded stays (completed, so it can be rolled back), records of writes that never landed go,
+   * and `failed` when nothing is left.
+   */
+  private async settled(op: BulkOperation): Promise<BulkOperation> {
+    const until = op.status === 'processing' ? leaseEnd(op) : null;
+    if (!until || until.getTime() > Date.now()) return op;
+    const items = await this.itemsOf(op._id);
+    const found = new Map<string, ProductDoc>();
+    for (let from = 0; from < items.length; from += VERSION_READ_CHUNK) {
+      const ids = items.slice(from, from + VERSION_READ_CHUNK).map((i) => new ObjectId(i.productId));
+      for (const p of await this.tenantDb.collection(products).findByIds(ids)) found.set(p._id.toHexString(), p);
+    }
+    // recorded ahead of a write the process died before making: the product is missing or as it was
+    const unmade = items.filter((i) => {
+      const p = found.get(i.productId);
+      return i.action === 'created' ? !p : p?.version === versionBefore(i);
+    });
+    await this.unrecordMany(
+      op._id,
+      unmade.map((i) => i.productId),
+    );
+    const kept = items.filter((i) => !unmade.includes(i));
+    const created = kept.filter((i) => i.action === 'created').length;
+    const counts = { ...ZERO, totalProcessed: kept.length, created, updated: kept.length - created };
+    const ended = await this.ops.findOneAndUpdate(
+      { _id: op._id, status: 'processing' },
+      {
+        $set: {
+          status: kept.length ? 'completed' : 'failed',
+          counts,
+          error: {
+            code: 'interrupted',
+            message:
+              'the request that ran this operation stopped before it finished; the counts are the products it changed',
+          },
+          finishedAt: new Date(),
+        },
+      },
+      { returnDocument: 'after' },
+    );
+    return ended ?? (await this.ops.findOne({ _id: op._id })) ?? op;
   }
 
   async list(q: { type?: string; page: number; limit: number }) {
@@ -237,7 +304,7 @@ export class BulkOperations {
       this.ops.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.ops.countDocuments(filter),
     ]);
-    return { rows, total };
+    return { rows: await Promise.all(rows.map((op) => this.settled(op))), total };
   }
 
   itemsOf(operationId: string) {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ObjectId } from 'mongodb';
-import { BulkOperations, bulkOperationItems } from '../bulk/operations';
+import { BulkOperations, bulkOperationItems, versionBefore } from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
 import { mapLimit } from '../concurrency';
 import { AppError } from '../errors/catalog';
@@ -42,7 +42,7 @@ export interface ImportCounts {
 export type Plan =
   | { kind: 'create'; parsed: ParsedProduct; product: ProductInput; _id?: ObjectId }
   | { kind: 'update'; parsed: ParsedProduct; current: ProductDoc; product: ProductInput; changed: string[] }
-  | { kind: 'skip'; parsed: ParsedProduct; reason: string }
+  | { kind: 'skip'; parsed: ParsedProduct; reason: string; current?: ProductDoc }
   | { kind: 'error'; parsed: ParsedProduct; messages: string[] };
 
 /**
@@ -155,7 +155,8 @@ export async function planImport(
         return { kind: 'create', parsed: p, product: await catalog.prepare(p.body), _id }; // claimed by our earlier attempt
       } else if (owner) {
         if (!current) throw new AppError(409, 'conflict', `product ${sku} changed during the import`);
-        if (opts.createdBy && current.createdAt >= opts.createdBy.since) {
+        // (a product created with our own id is this chunk's earlier attempt, planned like any other)
+        if (opts.createdBy && current.createdAt >= opts.createdBy.since && owner.productId !== _id?.toHexString()) {
           const item = await tenantDb
             .collection(bulkOperationItems)
             .findOne({ _id: `${opts.createdBy.operationId}:${owner.productId}` });
@@ -172,7 +173,7 @@ export async function planImport(
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));
         return changed.length
           ? { kind: 'update', parsed: p, current, product, changed }
-          : { kind: 'skip', parsed: p, reason: 'unchanged' };
+          : { kind: 'skip', parsed: p, reason: 'unchanged', current };
       } else if (!opts.createIfNotExists) {
         return {
           kind: 'skip',
@@ -227,23 +228,28 @@ export async function applyImport(
   const result = countPlans(plans);
   const { errors, ...counts } = result;
   if (opts.operationId) {
-    // A retried chunk finds its earlier writes unchanged: count them as what they were.
-    // (by primary key: the SKU's owner, then the operation's item for that product)
-    const items = tenantDb.collection(bulkOperationItems);
-    const recorded = new Map<string, string>();
-    const skipped = plans.filter((p) => p.kind === 'skip' && p.parsed.sku);
-    await mapLimit(skipped, PLAN_CONCURRENCY, async (plan) => {
-      const owner = await catalog.skuOwner(plan.parsed.sku!);
-      const item = owner && (await items.findOne({ _id: `${opts.operationId}:${owner.productId}` }));
-      if (item) recorded.set(plan.parsed.sku!, item.action);
-    });
-    for (const plan of plans) {
-      const action = plan.kind === 'skip' && plan.parsed.sku ? recorded.get(plan.parsed.sku) : undefined;
-      if (action === 'created' || action === 'updated') {
-        counts.skipped -= plan.parsed.rows.length;
-        counts[action] += plan.parsed.rows.length;
-      }
+    // A retried chunk: what an earlier attempt recorded for these products. A write that landed
+    // (the product is ours: created by it, or carrying its lastEditBy) reads as unchanged and is
+    // counted as what it was. One recorded but never made, on a product someone changed since,
+    // goes: its before-image would make the rollback undo their change (the write records afresh).
+    const seen = plans.flatMap((p) => (p.kind === 'update' || (p.kind === 'skip' && p.current) ? [p] : []));
+    const earlier = await tenantDb
+      .collection(bulkOperationItems)
+      .findByIds(seen.map((p) => `${opts.operationId}:${p.current!._id.toHexString()}`));
+    const byProduct = new Map(earlier.map((item) => [item.productId, item]));
+    const stale: string[] = [];
+    for (const plan of seen) {
+      const current = plan.current!;
+      const item = byProduct.get(current._id.toHexString());
+      if (!item || (item.action !== 'created' && item.action !== 'updated')) continue;
+      if (item.action === 'created' || current.lastEditBy === opts.operationId) {
+        if (plan.kind === 'skip') {
+          counts.skipped -= plan.parsed.rows.length;
+          counts[item.action] += plan.parsed.rows.length;
+        }
+      } else if (current.version !== versionBefore(item)) stale.push(item.productId);
     }
+    await ops.unrecordMany(opts.operationId, stale);
   }
   if (!opts.skipErrorRows && counts.failed > 0) {
     // all or nothing: one bad row means no row is written
@@ -308,19 +314,25 @@ export async function applyImport(
         fail(plan, new AppError(409, 'conflict', `product ${plan.current.sku} ${result.message}`));
     }
     if (together.size) opts.onProgress?.();
+    // updates that change SKUs, one by one: recorded first too, and written with the operation's
+    // id (lastEditBy), so a retry after a kill tells its own write from someone else's
     for (const plan of updates) {
       if (together.has(plan)) continue;
+      const productId = plan.current._id.toHexString();
+      await ops.record(operationId, {
+        productId,
+        sku: plan.current.sku,
+        action: 'updated',
+        before: plan.current,
+        afterVersion: plan.current.version + 1,
+      });
       try {
-        const doc = await catalog.write(plan.current, plan.product);
-        await ops.record(operationId, {
-          productId: doc._id.toHexString(),
-          sku: doc.sku,
-          action: 'updated',
-          before: plan.current,
-          afterVersion: doc.version,
-        });
+        const marked = { ...plan.product, lastEditBy: operationId };
+        await catalog.write(plan.current, marked);
         opts.onProgress?.();
       } catch (err) {
+        if (!(err instanceof AppError)) throw err; // not a refusal: the retry finds the record
+        await ops.unrecord(operationId, productId);
         fail(plan, err);
       }
     }
