@@ -61,7 +61,14 @@ function customerEvent(doc: CustomerDoc): EventData {
 
 /** The event of the change that takes a customer to `version`: one per change, since every change adds one. */
 function customerChange(type: string, id: string, version: number, deletion?: AroundChange['deletion']): AroundChange {
-  return { type, key: `customer:${id}:v${version}`, kind: 'customer', id, ...(deletion ? { deletion } : {}) };
+  return {
+    type,
+    key: `customer:${id}:v${version}`,
+    kind: 'customer',
+    id,
+    sequence: version,
+    ...(deletion ? { deletion } : {}),
+  };
 }
 const OPTIONAL_TEXT = ['phone', 'taxId', 'notes'] as const;
 

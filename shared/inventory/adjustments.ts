@@ -362,7 +362,8 @@ export class Adjustments {
     try {
       return await recordAround(
         this.tenantDb,
-        { type: 'adjustment.rejected', key: `adjustment:${id}:rejected`, kind: 'adjustment', id },
+        // a rejection is the adjustment's second state: the relay announces it only once it is there
+        { type: 'adjustment.rejected', key: `adjustment:${id}:rejected`, kind: 'adjustment', id, sequence: 2 },
         async () => {
           const rejected = await this.col.findOneAndUpdate(
             { _id: id, status: 'pending' },

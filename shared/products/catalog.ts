@@ -31,7 +31,14 @@ function productEvent(doc: ProductDoc): EventData {
 
 /** The event of the change that takes a product to `version`: one per change, since every write adds one. */
 function productChange(type: string, id: string, version: number, deletion?: AroundChange['deletion']): AroundChange {
-  return { type, key: `product:${id}:v${version}`, kind: 'product', id, ...(deletion ? { deletion } : {}) };
+  return {
+    type,
+    key: `product:${id}:v${version}`,
+    kind: 'product',
+    id,
+    sequence: version,
+    ...(deletion ? { deletion } : {}),
+  };
 }
 
 function concurrentChange(id: string): AppError {

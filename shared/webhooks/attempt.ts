@@ -1,12 +1,13 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config';
-import { TenantDb } from '../db/tenant-db';
+import { TenantDb, type TenantCollection } from '../db/tenant-db';
 import { webhookDeliveries as deliveryMetric } from '../metrics/metrics';
 import {
   webhookDeliveries,
   webhookEndpoints,
   webhookEvents,
   type DeliveryAttempt,
+  type WebhookDeliveryDoc,
   type WebhookEndpointDoc,
 } from './collections';
 import { DISABLE_AFTER_MS, parseRetryAfter } from './delivery-rules';
@@ -29,11 +30,16 @@ import { callRefusal } from './targets';
 export async function attemptDelivery(
   db: Db,
   config: Config,
-  input: { tenantId: string; endpointId: string; deliveryId: string },
+  /** `round`: the round the workflow holds; a resend or recover told the workflow before raising it. */
+  input: { tenantId: string; endpointId: string; deliveryId: string; round?: number },
 ): Promise<AttemptOutcome> {
   const tenantDb = new TenantDb(db, input.tenantId);
   const deliveries = tenantDb.collection(webhookDeliveries);
-  const delivery = await deliveries.findOne({ _id: input.deliveryId });
+  let delivery = await deliveries.findOne({ _id: input.deliveryId });
+  if (delivery && input.round !== undefined && delivery.round < input.round)
+    delivery =
+      (await raiseRound(deliveries, delivery._id, input.round)) ??
+      (await deliveries.findOne({ _id: input.deliveryId }));
   if (!delivery || delivery.status !== 'pending') return { kind: 'done' };
   const endpoint = await tenantDb.collection(webhookEndpoints).findOne({ _id: input.endpointId });
   if (!endpoint || endpoint.status !== 'enabled') return { kind: 'stopped' };
@@ -135,4 +141,20 @@ export async function failDeliveries(
       { $set: { status: 'failed', updatedAt: new Date() } },
     );
   }
+}
+
+/**
+ * Starts round `round` of a delivery (pending again), unless it is there already: a resend or
+ * recover, made by the endpoint's workflow at its attempt and by the API after telling it.
+ */
+export function raiseRound(
+  deliveries: TenantCollection<WebhookDeliveryDoc>,
+  deliveryId: string,
+  round: number,
+): Promise<WebhookDeliveryDoc | null> {
+  return deliveries.findOneAndUpdate(
+    { _id: deliveryId, round: { $lt: round } },
+    { $set: { status: 'pending', round, updatedAt: new Date() } },
+    { returnDocument: 'after' },
+  );
 }

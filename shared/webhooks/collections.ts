@@ -78,7 +78,10 @@ export interface OutboxEntryDoc {
   tenantId: string;
   state: 'pending' | 'ready';
   type: string;
-  /** For a pending entry: how the relay finds out whether the change happened (resources.ts). */
+  /**
+   * For a pending entry: how the relay finds out whether the change happened (resources.ts).
+   * `sequence`: for a deletion, the one announced; otherwise the one the resource must have reached.
+   */
   resource?: { kind: string; id: string; expect: 'present' | 'absent'; before?: unknown; sequence?: number };
   payload?: EventPayload;
   endpointId?: string;

@@ -3,6 +3,7 @@ import { AppError, errors } from '../errors/catalog';
 import { newId } from '../ids';
 import type { PageRequest } from '../paging';
 import { webhookDeliveries, type WebhookDeliveryDoc, type WebhookEndpointDoc } from './collections';
+import { raiseRound } from './attempt';
 import { recordEvent } from './events';
 import { deliveryIdOf, signalDeliveries } from './fan-out';
 import { webhookRuntime } from './runtime';
@@ -76,26 +77,31 @@ export class WebhookDeliveries {
     return this.restart(endpoint, failed);
   }
 
+  /**
+   * A new round for each delivery. The endpoint's workflow is told first, and its attempt raises
+   * the delivery to the round (attempt.ts): a signal lost before it is taken (the process died,
+   * Temporal refused) leaves the delivery as it was, for the next resend or recover to find, where
+   * raising first left it pending with no workflow to send it.
+   */
   private async restart(endpoint: WebhookEndpointDoc, docs: WebhookDeliveryDoc[]): Promise<WebhookDeliveryDoc[]> {
     const runtime = webhookRuntime();
     if (!runtime) throw new AppError(503, 'unavailable', 'Webhook delivery is not running in this process');
+    if (!docs.length) return [];
+    await signalDeliveries(
+      runtime,
+      this.tenantDb.tenantId,
+      endpoint._id,
+      docs.map((d) => ({ deliveryId: d._id, round: d.round + 1 })),
+    );
     const restarted: WebhookDeliveryDoc[] = [];
     for (const doc of docs) {
-      // guarded by the round read: two concurrent resends make one new round
-      const next = await this.deliveries.findOneAndUpdate(
-        { _id: doc._id, round: doc.round },
-        { $set: { status: 'pending', updatedAt: new Date() }, $inc: { round: 1 } },
-        { returnDocument: 'after' },
-      );
+      // shown pending at once; two concurrent resends of one round both ask for the same next
+      // round, which the workflow takes once
+      const next =
+        (await raiseRound(this.deliveries, doc._id, doc.round + 1)) ??
+        (await this.deliveries.findOne({ _id: doc._id }));
       if (next) restarted.push(next);
     }
-    if (restarted.length)
-      await signalDeliveries(
-        runtime,
-        this.tenantDb.tenantId,
-        endpoint._id,
-        restarted.map((d) => ({ deliveryId: d._id, round: d.round })),
-      );
     return restarted;
   }
 }

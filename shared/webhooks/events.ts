@@ -42,6 +42,12 @@ export interface AroundChange {
   /** The resource the relay looks at after a crash (resources.ts names the kinds). */
   kind: string;
   id: string;
+  /**
+   * The sequence the change brings the resource to. Without it the relay takes a resource that is
+   * there for a change that happened, and announces a change that never landed under the id its
+   * retry (the same key) then gets: the retry's own event is lost as a repeat.
+   */
+  sequence?: number;
   /** A deletion: the change happened if the resource is gone, and `before` is what is announced. */
   deletion?: { before: unknown; sequence: number };
 }
@@ -122,6 +128,7 @@ export async function recordAround<T>(
       kind: change.kind,
       id: change.id,
       expect: change.deletion ? 'absent' : 'present',
+      ...(change.sequence !== undefined ? { sequence: change.sequence } : {}),
       ...(change.deletion ? { before: change.deletion.before, sequence: change.deletion.sequence } : {}),
     },
     createdAt: new Date(),

@@ -12,11 +12,12 @@ const BATCH = 500;
 
 /**
  * Finishes what killed processes left in the outbox (collections.ts): fans out ready entries, and
- * resolves pending ones against their resource: the change happened if the resource is there (or,
- * for a deletion, gone), and the event then carries the resource as it is now; otherwise the entry
- * is dropped. Runs in the API and the worker every few seconds; running it twice at once is safe,
- * as every step of a fan-out is. It reads the outbox across tenants directly (not through a
- * TenantDb): entries live seconds, so the scan stays small whatever the number of tenants.
+ * resolves pending ones against their resource: the change happened if the resource is there and
+ * has reached the change's sequence, when the entry names one (or, for a deletion, is gone), and
+ * the event then carries the resource as it is now; otherwise the entry is dropped. Runs in the API
+ * and the worker every few seconds; running it twice at once is safe, as every step of a fan-out
+ * is. It reads the outbox across tenants directly (not through a TenantDb): entries live seconds,
+ * so the scan stays small whatever the number of tenants.
  */
 export async function relayOutbox(db: Db, now = Date.now()): Promise<number> {
   const raw = db.collection<OutboxEntryDoc>(webhookOutbox.name);
@@ -46,7 +47,12 @@ async function resolvePending(tenantDb: TenantDb, entry: OutboxEntryDoc): Promis
     return false;
   }
   const now = await load(tenantDb, ref.id);
-  const happened = ref.expect === 'present' ? now !== null : now === null;
+  // a resource that is there but short of the change's sequence was not changed: announced, the
+  // stand-in would take the id of the change's retry (the same key), whose event is then dropped
+  const happened =
+    ref.expect === 'present'
+      ? now !== null && (ref.sequence === undefined || now.sequence >= ref.sequence)
+      : now === null;
   if (!happened) {
     await outbox.deleteById(entry._id);
     return false;

@@ -69,7 +69,14 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
         queue.set(soonest.deliveryId, { ...soonest, ready: true });
       continue;
     }
-    const outcome = await acts.attemptWebhookDelivery({ tenantId, endpointId, deliveryId: next.deliveryId });
+    // the round goes with the attempt: a resend or recover tells this workflow first, and the
+    // attempt raises the delivery to it (shared/webhooks/attempt.ts)
+    const outcome = await acts.attemptWebhookDelivery({
+      tenantId,
+      endpointId,
+      deliveryId: next.deliveryId,
+      round: next.round,
+    });
     attempts++;
     if (outcome.kind === 'stopped') {
       await acts.failWebhookDeliveries({ tenantId, deliveryIds: [...queue.keys()] });
