@@ -289,7 +289,10 @@ export const orderRoutes = defineRoutes([
         description:
           '`{data: {_id, externalId, orderStatus, <changed fields>, updatedAt, _links: {self, prepare, cancel}}}`',
       },
-      409: { description: 'orders:duplicate_external_id' },
+      409: {
+        description:
+          'orders:duplicate_external_id; customer-redacted (customerInfo or shippingAddress of a redacted customer’s order); orders:conflict (the order kept changing: read it again)',
+      },
     },
     handler: async (ctx) => {
       const body = ctx.request.body as Record<string, unknown>;
@@ -316,7 +319,13 @@ export const orderRoutes = defineRoutes([
     tags: ['orders'],
     auth: update,
     body: customerInfo,
-    responses: { 200: { description: '`{data: {_id, externalId, customerInfo, updatedAt, _links: {self}}}`' } },
+    responses: {
+      200: { description: '`{data: {_id, externalId, customerInfo, updatedAt, _links: {self}}}`' },
+      409: {
+        description:
+          'customer-redacted (the order of a redacted customer); orders:conflict (the order kept changing: read it again)',
+      },
+    },
     handler: async (ctx) => {
       const doc = await service(ctx).updateCustomer(ctx.params.orderId, ctx.request.body as Record<string, unknown>);
       const id = doc._id.toHexString();

@@ -31,6 +31,7 @@ export const orderErrors = {
       'orders:invalid_transition',
       `Order ${id} is ${from}; it cannot move to ${to}. Allowed moves from ${from}: ${NEXT[from].length ? NEXT[from].join(', ') : 'none (final state)'}`,
     ),
+  conflict: (id: string) => new AppError(409, 'orders:conflict', `Order ${id} kept changing; read it again and retry`),
   duplicateExternalId: (externalId: string, id?: string) =>
     new AppError(
       409,
@@ -88,6 +89,28 @@ export function orderEvent(doc: OrderDoc, auditId: string): EventData {
 /** The webhook event key of the change that pushed audit event `auditId`: one event per change. */
 export function orderEventKey(orderId: string, auditId: string): string {
   return `order:${orderId}:${auditId}`;
+}
+
+/**
+ * The update that gives `paths` (top-level or `field.member`) the values they have in `doc`:
+ * absent ones are unset, and a member of an object `doc` lacks goes with the whole object.
+ */
+function valuesAt(doc: OrderDoc, paths: string[]): { $set: Record<string, unknown>; $unset: Record<string, ''> } {
+  const fields = doc as unknown as Record<string, unknown>;
+  const $set: Record<string, unknown> = {};
+  const $unset: Record<string, ''> = {};
+  for (const path of paths) {
+    const [field, member] = path.split('.');
+    const parent = fields[field];
+    if (member === undefined) {
+      if (parent === undefined) $unset[field] = '';
+      else $set[field] = parent;
+    } else if (!parent || typeof parent !== 'object') $unset[field] = '';
+    else if ((parent as Record<string, unknown>)[member] === undefined) $unset[path] = '';
+    else $set[path] = (parent as Record<string, unknown>)[member];
+  }
+  for (const path of Object.keys($unset)) if (path.includes('.') && path.split('.')[0] in $unset) delete $unset[path];
+  return { $set, $unset };
 }
 
 /** A guarded write that found the order changed since it was read: nothing was written (read again). */
@@ -286,12 +309,10 @@ export class Orders {
    * change); the audit event is pushed in the same atomic update.
    */
   async update(id: string, changes: Record<string, unknown>): Promise<OrderDoc> {
-    const current = await this.get(id);
-    if ('customerInfo' in changes || 'shippingAddress' in changes) await this.keepRedacted(current);
+    const personal = 'customerInfo' in changes || 'shippingAddress' in changes;
     const patch =
       typeof changes.customerId === 'string' ? { ...changes, customerId: changes.customerId.toLowerCase() } : changes;
     const customerId = typeof patch.customerId === 'string' ? patch.customerId : undefined;
-    if (customerId) await this.requireCustomer(customerId);
     const set: Record<string, unknown> = {};
     const unset: Record<string, ''> = {};
     for (const [field, value] of Object.entries(patch)) {
@@ -300,67 +321,135 @@ export class Orders {
       } else if (field === 'customerId' && value === null) unset.customerId = '';
       else set[field] = value;
     }
-    const ev = event('updated', this.actor, { fields: Object.keys(patch) });
-    return this.announce('order.updated', current, ev.id, async () => {
-      let written: OrderDoc;
-      try {
-        written = await this.write(current, set, ev, unset);
-      } catch (err) {
-        if (typeof patch.externalId !== 'string') throw err;
-        // the unique index refused the new externalId: MongoDB says so with E11000, FerretDB with an
-        // internal error, so the order that holds it decides (nothing was written either way)
-        const holder = await this.orders.findOne(
-          { externalId: patch.externalId, _id: { $ne: current._id } },
-          { projection: { _id: 1 } },
-        );
-        if (holder || isDuplicateKeyError(err))
-          throw orderErrors.duplicateExternalId(patch.externalId, holder?._id.toHexString());
-        throw err;
-      }
-      if (customerId) {
-        // deleted or redacted between the check and the write: put the order back as it was read
-        const state = await customerLinkState(this.tenantDb, customerId);
-        if (state !== 'ok') {
-          await this.restore(current, written.updatedAt);
-          throw orderErrors.invalid(linkRefusal(customerId, state));
+    return this.asRead(id, async (current) => {
+      if (personal) await this.keepRedacted(current);
+      if (customerId) await this.requireCustomer(customerId);
+      const ev = event('updated', this.actor, { fields: Object.keys(patch) });
+      return this.announce('order.updated', current, ev.id, async () => {
+        let written: OrderDoc;
+        try {
+          written = await this.write(current, set, ev, unset, personal);
+        } catch (err) {
+          if (err instanceof StateMoved || typeof patch.externalId !== 'string') throw err;
+          // the unique index refused the new externalId: MongoDB says so with E11000, FerretDB with an
+          // internal error, so the order that holds it decides (nothing was written either way)
+          const holder = await this.orders.findOne(
+            { externalId: patch.externalId, _id: { $ne: current._id } },
+            { projection: { _id: 1 } },
+          );
+          if (holder || isDuplicateKeyError(err))
+            throw orderErrors.duplicateExternalId(patch.externalId, holder?._id.toHexString());
+          throw err;
         }
-      }
-      return written;
+        if (customerId) {
+          // deleted or redacted between the check and the write: undo what this request wrote
+          const state = await customerLinkState(this.tenantDb, customerId);
+          if (state !== 'ok') {
+            await this.undo(current, set, unset, ev, customerId);
+            throw orderErrors.invalid(linkRefusal(customerId, state));
+          }
+        }
+        return written;
+      });
     });
   }
 
-  /** Puts an order back as `before`, if it is still as this request's write left it (at `writtenAt`). */
-  private async restore(before: OrderDoc, writtenAt: Date): Promise<void> {
-    const { _id, tenantId: _t, ...fields } = before;
-    const after = await this.orders.findOne({ _id });
-    if (!after || after.updatedAt.getTime() !== writtenAt.getTime()) return;
-    const unset = Object.fromEntries(
-      Object.keys(after)
-        .filter((k) => !(k in fields) && k !== '_id' && k !== 'tenantId')
-        .map((k) => [k, '']),
+  /**
+   * Undoes this request's write (`set`/`unset`, which pushed `ev`) after its customer check
+   * failed. If nothing else changed the order since it was read, it goes back exactly so (its
+   * event too: it was never announced). Else only the fields it wrote go back, while they still
+   * hold what it wrote, so a status move made since, with the stock it took, stays; and if a later
+   * write changed one of them, the refused customer is still unlinked. Such an undo is a change of
+   * its own with its own event (the trail only grows: webhook sequences are its length).
+   */
+  private async undo(
+    before: OrderDoc,
+    set: Record<string, unknown>,
+    unset: Record<string, ''>,
+    ev: OrderEvent,
+    customerId: string,
+  ): Promise<void> {
+    const { _id } = before;
+    const mine = [...Object.keys(set), ...Object.keys(unset)];
+    const was = valuesAt(before, mine);
+    // every change of an order pushes an event: the trail as read plus this write's means no other change
+    const alone = await this.orders.updateOne(
+      { _id, audit: { $size: before.audit.length + 1 } } as Filter<OrderDoc>,
+      {
+        $set: { ...was.$set, audit: before.audit, updatedAt: before.updatedAt },
+        ...(Object.keys(was.$unset).length ? { $unset: was.$unset } : {}),
+      } as never,
     );
-    await this.orders.updateOne({ _id, updatedAt: writtenAt }, {
-      $set: fields,
-      ...(Object.keys(unset).length ? { $unset: unset } : {}),
-    } as never);
+    if (alone.matchedCount) return;
+    const guard: Record<string, unknown> = { _id };
+    for (const path of Object.keys(set)) guard[path] = set[path];
+    for (const path of Object.keys(unset)) guard[path] = { $exists: false };
+    const undone = event('updated', this.actor, { fields: ev.details.fields, undoes: ev.id });
+    const putBack = (filter: Record<string, unknown>, paths: string[]) => {
+      const { $set, $unset } = valuesAt(before, paths);
+      return this.orders.findOneAndUpdate(
+        filter as Filter<OrderDoc>,
+        {
+          $set: { ...$set, updatedAt: undone.timestamp },
+          ...(Object.keys($unset).length ? { $unset } : {}),
+          $push: { audit: undone },
+        } as never,
+        { returnDocument: 'after' },
+      );
+    };
+    try {
+      await this.announce('order.updated', before, undone.id, async () => {
+        const doc = (await putBack(guard, mine)) ?? (await putBack({ _id, customerId }, ['customerId']));
+        // nothing of this request's is left to undo
+        if (!doc) throw new StateMoved();
+        return doc;
+      });
+    } catch (err) {
+      if (!(err instanceof StateMoved)) throw err;
+    }
   }
 
   /** Replaces customerInfo as a whole. */
   async updateCustomer(id: string, customerInfo: Record<string, unknown>): Promise<OrderDoc> {
-    const current = await this.get(id);
-    await this.keepRedacted(current);
-    const ev = event('customer_updated', this.actor, {});
-    return this.announce('order.updated', current, ev.id, () => this.write(current, { customerInfo }, ev));
+    return this.asRead(id, async (current) => {
+      await this.keepRedacted(current);
+      const ev = event('customer_updated', this.actor, {});
+      return this.announce('order.updated', current, ev.id, () => this.write(current, { customerInfo }, ev, {}, true));
+    });
   }
 
+  /** Runs `change` on the order as read; when its guarded write finds the order changed, reads again and decides again. */
+  private async asRead(id: string, change: (current: OrderDoc) => Promise<OrderDoc>): Promise<OrderDoc> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await change(await this.get(id));
+      } catch (err) {
+        if (!(err instanceof StateMoved)) throw err;
+      }
+    }
+    throw orderErrors.conflict(id);
+  }
+
+  /**
+   * One atomic update with its audit event. `personal`: only while customerInfo and
+   * shippingAddress are as read (StateMoved otherwise), so that a redaction made since the
+   * read, which rewrites them, is not undone by data checked before it.
+   */
   private async write(
     current: OrderDoc,
     set: Record<string, unknown>,
     ev: OrderEvent,
     unset: Record<string, ''> = {},
+    personal = false,
   ): Promise<OrderDoc> {
+    const unchanged = personal
+      ? {
+          customerInfo: current.customerInfo,
+          shippingAddress: current.shippingAddress === undefined ? { $exists: false } : current.shippingAddress,
+        }
+      : {};
     const doc = await this.orders.findOneAndUpdate(
-      { _id: current._id },
+      { _id: current._id, ...unchanged } as Filter<OrderDoc>,
       {
         $set: { ...set, updatedAt: ev.timestamp },
         ...(Object.keys(unset).length ? { $unset: unset } : {}),
@@ -368,6 +457,7 @@ export class Orders {
       } as never,
       { returnDocument: 'after' },
     );
+    if (!doc && personal) throw new StateMoved();
     if (!doc) throw orderErrors.notFound(current._id.toHexString());
     return doc;
   }
@@ -409,7 +499,7 @@ export class Orders {
         // the state changed under us: decide again from the new state
       }
     }
-    throw new AppError(409, 'orders:conflict', `Order ${id} kept changing; read it again and retry`);
+    throw orderErrors.conflict(id);
   }
 
   async comment(id: string, comment: string, idempotencyKey?: string): Promise<OrderComment> {
