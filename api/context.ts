@@ -8,6 +8,9 @@ import type { Area } from '../shared/errors/catalog';
 import type { Principal, Tenancy } from '../shared/auth/tenancy';
 import type { TenantDb } from '../shared/db/tenant-db';
 import type { Jobs } from '../shared/jobs/jobs';
+import type { KeyedRun } from '../shared/idempotency/keys';
+import { derivedId, derivedObjectId } from '../shared/ids';
+import type { ObjectId } from 'mongodb';
 
 /** What the API process is built from; tests build the same app over the same kinds of things. */
 export interface AppDeps {
@@ -31,6 +34,8 @@ export interface AppState {
   route?: string;
   /** The query string after validation and coercion, when the route declares a query schema. */
   query?: Record<string, unknown>;
+  /** The run of a request sent with an Idempotency-Key, on routes that keep their answer. */
+  keyedRun?: KeyedRun;
 }
 
 export type AppContext = ParameterizedContext<AppState> & {
@@ -56,4 +61,20 @@ export function validBody<T>(ctx: AppContext): T {
 /** A client's Idempotency-Key, if it sent one: a retried request answers as the first. */
 export function idempotencyKeyOf(ctx: AppContext): string | undefined {
   return ctx.get('idempotency-key') || undefined;
+}
+
+/**
+ * The id a create gives its new record when the request came with an Idempotency-Key: derived
+ * from the key's run, so a retry that takes over a request that died after the insert finds the
+ * record (createOnce) instead of making a second one. Undefined without a key: a new id.
+ */
+export function createdId(ctx: AppContext, prefix: string): string | undefined {
+  const run = ctx.state.keyedRun;
+  return run && derivedId(prefix, `${ctx.state.tenantDb?.tenantId}:${run.runId}`, run.startedAt);
+}
+
+/** As createdId, for records whose id is an ObjectId. */
+export function createdObjectId(ctx: AppContext): ObjectId | undefined {
+  const run = ctx.state.keyedRun;
+  return run && derivedObjectId(`${ctx.state.tenantDb?.tenantId}:${run.runId}`);
 }

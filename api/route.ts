@@ -275,6 +275,7 @@ function idempotency(spec: RouteSpec) {
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
+    ctx.state.keyedRun = { runId: claim.runId, startedAt: claim.startedAt };
     try {
       await next();
     } catch (err) {

@@ -1,5 +1,5 @@
 import { defineRoutes, refusedFields, type InputFailure } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdObjectId, tenantOf, type AppContext } from '../context';
 import { CHANNEL_TYPES } from '../../shared/channels/channel-types';
 import {
   CHANNEL_STATUSES,
@@ -245,7 +245,10 @@ export const channelRoutes = defineRoutes([
       400: { description: 'validation-error naming the field (fieldErrors)' },
     },
     handler: async (ctx) => {
-      const doc = await service(ctx).create(trimmedName(ctx.request.body as unknown as ChannelInput));
+      const doc = await service(ctx).create(
+        trimmedName(ctx.request.body as unknown as ChannelInput),
+        createdObjectId(ctx),
+      );
       ctx.status = 201;
       ctx.set('Location', `/channels/${doc._id.toHexString()}`);
       ctx.body = presentChannel(doc);

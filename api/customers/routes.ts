@@ -1,5 +1,5 @@
 import { defineRoutes, refusedFields, type InputFailure } from '../route';
-import { tenantOf, validBody, type AppContext } from '../context';
+import { createdObjectId, tenantOf, validBody, type AppContext } from '../context';
 import { presentOrder } from '../../shared/orders/present';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { presentCustomer, presentExport } from '../../shared/customers/present';
@@ -200,7 +200,7 @@ export const customerRoutes = defineRoutes([
       409: { description: 'duplicate-email: another customer of the tenant has this e-mail (any case)' },
     },
     handler: async (ctx) => {
-      const doc = await service(ctx).create(validBody<CustomerInput>(ctx));
+      const doc = await service(ctx).create(validBody<CustomerInput>(ctx), createdObjectId(ctx));
       ctx.status = 201;
       ctx.set('Location', `/customers/${doc._id.toHexString()}`);
       ctx.body = presentCustomer(doc);

@@ -1,5 +1,5 @@
 import { defineRoutes } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdId, tenantOf, type AppContext } from '../context';
 import {
   COUNT_STATUSES,
   COUNT_TYPES,
@@ -68,7 +68,7 @@ export const countRoutes = defineRoutes([
       404: { description: 'not-found/location' },
     },
     handler: async (ctx) => {
-      const doc = await service(ctx).create(ctx.request.body as unknown as CreateCountInput);
+      const doc = await service(ctx).create(ctx.request.body as unknown as CreateCountInput, createdId(ctx, 'cnt'));
       ctx.status = 201;
       ctx.set('Location', `/inventory/counts/${doc._id}`);
       ctx.body = presentCount(doc);

@@ -1,5 +1,5 @@
 import { defineRoutes, type InputRule } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdId, tenantOf, type AppContext } from '../context';
 import { InventoryHandlers, presentHandler, type NewInventoryHandler } from '../../shared/inventory/handlers';
 import {
   bulkSetBody,
@@ -225,6 +225,7 @@ export const stockRoutes = defineRoutes([
     handler: async (ctx) => {
       const h = await new InventoryHandlers(tenantOf(ctx).tenantDb).create(
         ctx.request.body as unknown as NewInventoryHandler,
+        createdId(ctx, 'ih'),
       );
       ctx.status = 201;
       ctx.body = presentHandler(h);

@@ -1,5 +1,5 @@
 import { defineRoutes, type InputFailure, type InputRule } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdId, tenantOf, type AppContext } from '../context';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import {
   ADDRESS_FIELDS,
@@ -286,7 +286,7 @@ export const locationRoutes = defineRoutes([
       },
     },
     handler: async (ctx) => {
-      const doc = await service(ctx).create(ctx.request.body as unknown as LocationInput);
+      const doc = await service(ctx).create(ctx.request.body as unknown as LocationInput, createdId(ctx, 'loc'));
       ctx.status = 201;
       ctx.set('Location', `/locations/${doc._id}`);
       ctx.body = present(doc);
@@ -542,6 +542,7 @@ export const locationRoutes = defineRoutes([
       const zone = await service(ctx).createZone(
         id,
         ctx.request.body as { code: string; name: string; type: ZoneType },
+        ctx.state.keyedRun?.runId,
       );
       ctx.status = 201;
       ctx.set('Location', `/locations/${id}/zones/${encodeURIComponent(zone.code)}`);

@@ -158,7 +158,7 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
       },
       handler: async (ctx) => {
         ctx.status = 201;
-        ctx.body = await service(ctx, kind).create(validBody(ctx));
+        ctx.body = await service(ctx, kind).create(validBody(ctx), ctx.state.keyedRun?.runId);
       },
     },
     {

@@ -1,5 +1,5 @@
 import { defineRoutes, type RouteSpec } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdObjectId, tenantOf, type AppContext } from '../context';
 import { COUNTRY_CODES } from '../../shared/geo/countries';
 import { NAMED_MOVES, ORDER_STATES, type NamedMove, type OrderState } from '../../shared/orders/lifecycle';
 import type { OrderDoc } from '../../shared/orders/collections';
@@ -226,7 +226,7 @@ export const orderRoutes = defineRoutes([
     body: createBody,
     responses: { 201: { description: '`{data: order}`' }, 409: { description: 'orders:duplicate_external_id' } },
     handler: async (ctx) => {
-      const doc = await service(ctx).create(ctx.request.body as never);
+      const doc = await service(ctx).create(ctx.request.body as never, createdObjectId(ctx));
       ctx.status = 201;
       ctx.set('Location', `/orders/${doc._id.toHexString()}`);
       ctx.body = { data: presentOrder(doc) };

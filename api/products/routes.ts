@@ -1,5 +1,5 @@
 import { defineRoutes } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdObjectId, tenantOf, type AppContext } from '../context';
 import { Catalog } from '../../shared/products/catalog';
 import { COMPACT_FIELDS, EXTENDS, presentProduct, type Extend } from '../../shared/products/present';
 import {
@@ -236,7 +236,7 @@ export const productRoutes = defineRoutes([
       409: { description: 'duplicate-sku, naming the SKU and whether a product or a variant holds it' },
     },
     handler: async (ctx) => {
-      const doc = await catalog(ctx).create(ctx.request.body as unknown as ProductInput);
+      const doc = await catalog(ctx).create(ctx.request.body as unknown as ProductInput, createdObjectId(ctx));
       ctx.status = 201;
       ctx.set('Location', `/products/${doc._id.toHexString()}`);
       ctx.body = presentProduct(doc);

@@ -1,5 +1,5 @@
 import { defineRoutes, refusedFields, type InputFailure } from '../route';
-import { tenantOf, validBody, type AppContext } from '../context';
+import { createdId, tenantOf, validBody, type AppContext } from '../context';
 import { errors } from '../../shared/errors/catalog';
 import { limitParam, PAGE_PARAM } from '../../shared/paging';
 import type { JsonSchema } from '../../shared/validation';
@@ -166,7 +166,7 @@ export const webhookRoutes = defineRoutes([
       400: { description: 'validation-error naming the field: an unknown event type, a refused url' },
     },
     handler: async (ctx) => {
-      const { doc, secret } = await endpoints(ctx).create(validBody<EndpointInput>(ctx));
+      const { doc, secret } = await endpoints(ctx).create(validBody<EndpointInput>(ctx), createdId(ctx, 'we'));
       ctx.status = 201;
       ctx.set('Location', `/webhooks/${doc._id}`);
       ctx.body = { ...presentEndpoint(doc), secret };

@@ -125,10 +125,11 @@ export class Channels {
     return channel.secret ? decryptSecret(channel.secret, this.secretsKey) : null;
   }
 
-  async create(input: ChannelInput): Promise<ChannelDoc> {
+  /** `id`: derived from the request's Idempotency-Key, so a retry finds the channel it made (insertOnce). */
+  async create(input: ChannelInput, id = new ObjectId()): Promise<ChannelDoc> {
     const now = new Date();
     const doc: Omit<ChannelDoc, 'tenantId'> = {
-      _id: new ObjectId(),
+      _id: id,
       name: input.name,
       type: canonicalType(input.type),
       status: input.status ?? 'active',
@@ -137,8 +138,7 @@ export class Channels {
       createdAt: now,
       updatedAt: now,
     };
-    await this.col.insertOne(doc);
-    return { ...doc, tenantId: this.tenantDb.tenantId };
+    return (await this.col.insertOnce(doc)) ?? { ...doc, tenantId: this.tenantDb.tenantId };
   }
 
   /** Newest first; the type filter takes any spelling (an unknown one matches nothing). */

@@ -155,8 +155,8 @@ export class Customers {
    * Claims the e-mail (409 duplicate-email when another customer has it, in any case), then
    * stores the customer; a failed insert gives the claim back.
    */
-  async create(input: CustomerInput): Promise<CustomerDoc> {
-    const _id = new ObjectId();
+  /** `_id`: derived from the request's Idempotency-Key, so a retry finds the customer it made (insertOnce). */
+  async create(input: CustomerInput, _id = new ObjectId()): Promise<CustomerDoc> {
     const id = _id.toHexString();
     const now = new Date();
     const email = text(input.email);
@@ -180,12 +180,11 @@ export class Customers {
       customerChange('customer.created', id, 1),
       async () => {
         try {
-          await this.col.insertOne(doc);
+          return (await this.col.insertOnce(doc)) ?? { ...doc, tenantId: this.tenantDb.tenantId };
         } catch (err) {
           if (doc.emailKey) await this.claims.release(doc.emailKey, id);
           throw err;
         }
-        return { ...doc, tenantId: this.tenantDb.tenantId };
       },
       customerEvent,
     );

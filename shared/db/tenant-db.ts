@@ -18,6 +18,7 @@ import type {
   WithId,
 } from 'mongodb';
 import type { CollectionDef } from './collection';
+import { isDuplicateKeyError } from './duplicate-key';
 
 /**
  * The only way code reaches a tenant's data. Every filter, insert, upsert and pipeline gets the
@@ -98,6 +99,23 @@ export class TenantCollection<T extends TenantDoc> {
 
   insertOne(doc: NewDoc<T>, options?: InsertOneOptions) {
     return this.collection.insertOne(this.stamp(doc) as Parameters<Collection<T>['insertOne']>[0], options);
+  }
+
+  /**
+   * Inserts a document whose `_id` a retried request derives again (api/context.ts createdId):
+   * the document an earlier attempt inserted under that id, if there is one; null once inserted.
+   * Any other refusal is thrown as insertOne throws it.
+   */
+  async insertOnce(doc: NewDoc<T>): Promise<WithId<T> | null> {
+    try {
+      await this.insertOne(doc);
+      return null;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      const earlier = await this.findOne({ _id: (doc as unknown as { _id: unknown })._id } as Filter<T>);
+      if (earlier) return earlier;
+      throw err;
+    }
   }
 
   insertMany(docs: NewDoc<T>[], options?: BulkWriteOptions) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { tenants } from '../auth/collections';
 import { decryptSecret, encryptSecret } from '../secrets/crypto';
@@ -55,6 +55,11 @@ export interface IdempotencyRecord {
   /** What the request was: method, path and body, hashed. */
   fingerprint: string;
   state: 'running' | 'done';
+  /**
+   * Names the request's run, the same for a retry that takes over a run that died: the ids of the
+   * records it creates derive from it (KeyedRun), so the retry finds them instead of making twins.
+   */
+  runId?: string;
   response: KeptResponse | null;
   leaseUntil: Date;
   createdAt: Date;
@@ -84,7 +89,16 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
     .digest('hex');
 }
 
-export type Claim = { kind: 'run' } | { kind: 'replay'; response: KeptResponse };
+/**
+ * A run under a key: `runId` and `startedAt` are the first run's when this one takes over a run
+ * that died, so the records it creates get the same ids (createdId, createdObjectId).
+ */
+export interface KeyedRun {
+  runId: string;
+  startedAt: Date;
+}
+
+export type Claim = ({ kind: 'run' } & KeyedRun) | { kind: 'replay'; response: KeptResponse };
 
 export class IdempotencyKeys {
   constructor(private readonly tenantDb: TenantDb) {}
@@ -107,6 +121,7 @@ export class IdempotencyKeys {
         key,
         fingerprint,
         state: 'running' as const,
+        runId: randomBytes(12).toString('hex'),
         response: null,
         leaseUntil: new Date(now.getTime() + LEASE_MS),
         createdAt: now,
@@ -114,15 +129,15 @@ export class IdempotencyKeys {
       };
       try {
         await this.col.insertOne({ _id, ...fresh });
-        return { kind: 'run' };
+        return { kind: 'run', runId: fresh.runId, startedAt: fresh.createdAt };
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
       const held = await this.col.findOne({ _id });
       if (!held) continue; // released meanwhile
       if (held.expiresAt <= now) {
-        // a day old: the key is free again
-        if (await this.takeOver(held, fresh)) return { kind: 'run' };
+        // a day old: the key is free again, for a new request
+        if (await this.takeOver(held, fresh)) return { kind: 'run', runId: fresh.runId, startedAt: fresh.createdAt };
         continue;
       }
       if (held.fingerprint !== fingerprint)
@@ -134,8 +149,9 @@ export class IdempotencyKeys {
         );
       if (held.state === 'done' && held.response) return { kind: 'replay', response: held.response };
       if (held.leaseUntil <= now) {
-        // its request died mid-way without an answer: this retry runs it
-        if (await this.takeOver(held, fresh)) return { kind: 'run' };
+        // its request died mid-way without an answer: this retry runs it, as the same run
+        const same = { ...fresh, runId: held.runId ?? fresh.runId, createdAt: held.createdAt };
+        if (await this.takeOver(held, same)) return { kind: 'run', runId: same.runId, startedAt: same.createdAt };
         continue;
       }
       if (Date.now() > deadline)

@@ -159,7 +159,8 @@ export class Counts {
     return this.tenantDb.collection(counts);
   }
 
-  async create(request: CreateCountInput): Promise<CountDoc> {
+  /** `id`: derived from the request's Idempotency-Key, so a retry finds the count it made (insertOnce). */
+  async create(request: CreateCountInput, id = newId('cnt')): Promise<CountDoc> {
     const input = {
       ...request,
       name: request.name.trim(),
@@ -169,7 +170,7 @@ export class Counts {
     await new Locations(this.tenantDb).require(input.locationId);
     const now = new Date();
     const doc: Omit<CountDoc, 'tenantId'> = {
-      _id: newId('cnt'),
+      _id: id,
       name: input.name,
       locationId: input.locationId,
       countType: input.countType,
@@ -185,8 +186,7 @@ export class Counts {
       leaseUntil: null,
       summary: null,
     };
-    await this.col.insertOne(doc);
-    return { ...doc, tenantId: this.tenantDb.tenantId } as CountDoc;
+    return (await this.col.insertOnce(doc)) ?? ({ ...doc, tenantId: this.tenantDb.tenantId } as CountDoc);
   }
 
   async get(id: string): Promise<CountDoc> {

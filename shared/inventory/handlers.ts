@@ -83,9 +83,10 @@ export class InventoryHandlers {
     return this.tenantDb.collection(inventoryHandlers);
   }
 
-  async create(input: NewInventoryHandler): Promise<InventoryHandler> {
+  /** `id`: derived from the request's Idempotency-Key, so a retry finds the handler it made (insertOnce). */
+  async create(input: NewInventoryHandler, id = newId('ih')): Promise<InventoryHandler> {
     const doc = {
-      _id: newId('ih'),
+      _id: id,
       name: input.name,
       type: input.type,
       skus: (input.skus ?? []).map((s) => s.toUpperCase()),
@@ -95,8 +96,7 @@ export class InventoryHandlers {
       syncCount: 0,
       createdAt: new Date(),
     };
-    await this.col.insertOne(doc);
-    return { ...doc, tenantId: this.tenantDb.tenantId };
+    return (await this.col.insertOnce(doc)) ?? { ...doc, tenantId: this.tenantDb.tenantId };
   }
 
   async get(id: string): Promise<InventoryHandler> {

@@ -162,7 +162,8 @@ export class LocationService {
     return this.col.countDocuments(this.filter(f));
   }
 
-  async create(input: LocationInput): Promise<LocationDoc> {
+  /** `id`: derived from the request's Idempotency-Key, so a retry finds the location it made (insertOnce). */
+  async create(input: LocationInput, id = newId('loc')): Promise<LocationDoc> {
     // the default is where stock and orders go when none is named: it must be able to take them
     if (input.isDefault && input.status === 'inactive')
       throw locationErrors.cantCreate(
@@ -171,7 +172,7 @@ export class LocationService {
       );
     await this.locations.systemRaw();
     const now = new Date();
-    const _id = newId('loc');
+    const _id = id;
     const doc = {
       _id,
       name: input.name.trim(),
@@ -187,7 +188,8 @@ export class LocationService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.col.insertOne(doc as Omit<LocationDoc, 'tenantId'>);
+    // an earlier attempt's location is made the default again: it may have died before
+    await this.col.insertOnce(doc as Omit<LocationDoc, 'tenantId'>);
     if (input.isDefault) await this.makeDefault(_id);
     return (await this.find(_id))!;
   }
@@ -337,7 +339,12 @@ export class LocationService {
     return { docs: docs.map((d) => this.locations.overlay(d, defaultId)), total };
   }
 
-  async createZone(locationId: string, input: { code: string; name: string; type: ZoneType }): Promise<ZoneDoc> {
+  /** `run`: the request's Idempotency-Key run (KeyedRun), so a retry of a request that died answers the zone it made. */
+  async createZone(
+    locationId: string,
+    input: { code: string; name: string; type: ZoneType },
+    run?: string,
+  ): Promise<ZoneDoc> {
     await this.require(locationId);
     const code = normalizeZoneCode(input.code);
     const now = new Date();
@@ -349,12 +356,15 @@ export class LocationService {
       type: input.type,
       createdAt: now,
       updatedAt: now,
+      ...(run ? { createdByRun: run } : {}),
     };
     try {
       await this.zones.insertOne(zone);
     } catch (err) {
-      if (isDuplicateKeyError(err)) throw locationErrors.duplicateCode(code, locationId);
-      throw err;
+      if (!isDuplicateKeyError(err)) throw err;
+      const earlier = run ? await this.zones.findOne({ _id: zone._id }) : null;
+      if (earlier && earlier.createdByRun === run) return earlier;
+      throw locationErrors.duplicateCode(code, locationId);
     }
     // the location may have been deleted between the check and the insert: leave no orphan
     if (!(await this.locations.getRaw(locationId))) {

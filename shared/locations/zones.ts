@@ -15,6 +15,8 @@ export interface ZoneDoc {
   type: ZoneType;
   createdAt: Date;
   updatedAt: Date;
+  /** The Idempotency-Key run that created it (KeyedRun): a retry of that request finds it as its own. */
+  createdByRun?: string;
 }
 
 export const ZONE_TYPES = ['zone'] as const;

@@ -47,6 +47,8 @@ interface RecordBase {
   updatedAt: Date;
   /** Raised by every write; a partial update is guarded by the version it read. */
   version: number;
+  /** The Idempotency-Key run that created it (KeyedRun): a retry of that request finds it as its own. */
+  createdByRun?: string;
 }
 
 export interface MaterialDoc extends RecordBase {

@@ -181,7 +181,8 @@ export class StockRecords {
   }
 
   /** 201 material; 400 duplicate when the SKU is taken by anything in the tenant's SKU space. */
-  async create(body: Body): Promise<StockRecord> {
+  /** `run`: the request's Idempotency-Key run (KeyedRun), so a retry of a request that died answers the record it made. */
+  async create(body: Body, run?: string): Promise<StockRecord> {
     const sku = (body.sku as string).trim().toUpperCase();
     if (RESERVED_SKUS.includes(sku))
       throw invalid(
@@ -201,10 +202,15 @@ export class StockRecords {
       throw err;
     }
     try {
-      await this.col().insertOne({ _id, ...record } as never);
+      await this.col().insertOne({ _id, ...record, ...(run ? { createdByRun: run } : {}) } as never);
     } catch (err) {
-      // the claim was ours already: the record exists (a second create of the same SKU)
-      if (isDuplicateKeyError(err)) throw this.duplicate(sku, `${KIND_LABEL[this.kind]} ${sku} already exists`);
+      // the claim was ours already: the record exists (made by this request's first attempt, or a
+      // second create of the same SKU)
+      if (isDuplicateKeyError(err)) {
+        const earlier = run ? await this.col().findOne({ _id }) : null;
+        if (earlier && earlier.createdByRun === run) return earlier as StockRecord;
+        throw this.duplicate(sku, `${KIND_LABEL[this.kind]} ${sku} already exists`);
+      }
       await catalog.releaseFor(_id, [sku]);
       throw err;
     }

@@ -53,8 +53,8 @@ export class StockService {
     return presentRecord(record, isMaterial(record) ? await this.store.stockOf(record.sku) : null);
   }
 
-  async create(body: Record<string, unknown>) {
-    return presentRecord(await this.records.create(body), null);
+  async create(body: Record<string, unknown>, run?: string) {
+    return presentRecord(await this.records.create(body, run), null);
   }
 
   async update(sku: string, body: Record<string, unknown>) {

@@ -6,6 +6,7 @@ import { checkSelection, selectionsFromPairs, type ModifiersConfig } from '../mo
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { derivedObjectId } from '../ids';
 import { customerLinkState, linkRefusal } from '../customers/links';
 import { Locations } from '../locations/locations';
 import { pageWindow, slicePage, type PageRequest } from '../paging';
@@ -138,8 +139,12 @@ export class Orders {
     return doc;
   }
 
-  /** Prices come from the catalog unless the line gives one; tax is the tenant's rate on taxable lines. */
-  async create(order: NewOrder): Promise<OrderDoc> {
+  /**
+   * Prices come from the catalog unless the line gives one; tax is the tenant's rate on taxable
+   * lines. `id`: derived from the request's Idempotency-Key, so a retry of a request that died
+   * finds the order it made, announced under the same event.
+   */
+  async create(order: NewOrder, id?: ObjectId): Promise<OrderDoc> {
     // stored as customers' ids are written (lower-case hex), so GET /customers/{id}/orders finds it
     const input = order.customerId ? { ...order, customerId: order.customerId.toLowerCase() } : order;
     const tenant = await systemCollection(this.db, tenants).findOne({ _id: this.tenantDb.tenantId });
@@ -156,8 +161,11 @@ export class Orders {
       items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0) * taxRate,
     );
     const now = new Date();
+    const _id = id ?? new ObjectId();
+    const created = event('created', this.actor, { externalId: input.externalId }, now);
+    if (id) created.id = derivedObjectId(`${_id.toHexString()}:created`).toHexString();
     const doc: OrderDoc = {
-      _id: new ObjectId(),
+      _id,
       tenantId: this.tenantDb.tenantId,
       externalId: input.externalId,
       orderStatus: 'pending',
@@ -172,14 +180,15 @@ export class Orders {
       tax: money(taxCents),
       taxRate,
       total: money(subtotalCents + taxCents),
-      audit: [event('created', this.actor, { externalId: input.externalId }, now)],
+      audit: [created],
       createdAt: now,
       updatedAt: now,
     };
     return this.announce('order.created', doc, doc.audit[0].id, async () => {
+      let made: OrderDoc;
       try {
         const { tenantId: _t, ...rest } = doc;
-        await this.orders.insertOne(rest);
+        made = (await this.orders.insertOnce(rest)) ?? doc;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
         const existing = await this.orders.findOne({ externalId: input.externalId }, { projection: { _id: 1 } });
@@ -193,7 +202,7 @@ export class Orders {
           throw orderErrors.invalid(linkRefusal(input.customerId, state));
         }
       }
-      return doc;
+      return made;
     });
   }
 

@@ -212,10 +212,13 @@ export class Catalog {
    * announces itself once, by job.* and bulk_operation.rolled_back, never once per product.
    */
 
-  /** Creates a product from an input of the schema's shape (the API validated it with productInputSchema). */
-  async create(input: ProductInput): Promise<ProductDoc> {
+  /**
+   * Creates a product from an input of the schema's shape (the API validated it with
+   * productInputSchema). `_id`: derived from the request's Idempotency-Key, so a retry of a
+   * request that died finds the product it made (insert answers it).
+   */
+  async create(input: ProductInput, _id = new ObjectId()): Promise<ProductDoc> {
     const product = await this.prepareInput(input);
-    const _id = new ObjectId();
     const id = _id.toHexString();
     return recordAround(
       this.tenantDb,

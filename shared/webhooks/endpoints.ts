@@ -83,12 +83,16 @@ export class WebhookEndpoints {
   }
 
   /** Creates an endpoint; the answer is the only time its secret is shown (besides a rotation's). */
-  async create(input: EndpointInput): Promise<{ doc: WebhookEndpointDoc; secret: string }> {
+  /**
+   * `id`: derived from the request's Idempotency-Key, so a retry of a request that died finds the
+   * endpoint it made, and answers its secret (insertOnce).
+   */
+  async create(input: EndpointInput, id = newId('we')): Promise<{ doc: WebhookEndpointDoc; secret: string }> {
     await this.check(input);
     const secret = newSecret();
     const now = new Date();
     const doc: Omit<WebhookEndpointDoc, 'tenantId'> = {
-      _id: newId('we'),
+      _id: id,
       url: input.url,
       eventTypes: [...new Set(input.eventTypes)],
       description: input.description ?? '',
@@ -98,8 +102,9 @@ export class WebhookEndpoints {
       createdAt: now,
       updatedAt: now,
     };
-    await this.endpoints.insertOne(doc);
+    const earlier = await this.endpoints.insertOnce(doc);
     endpointsChanged(this.tenantDb);
+    if (earlier) return { doc: earlier, secret: decryptSecret(earlier.secrets[0].secret, this.secretsKey) };
     return { doc: { ...doc, tenantId: this.tenantDb.tenantId }, secret };
   }
 

@@ -120,7 +120,7 @@ export async function recordAround<T>(
   if (!(await hasEndpoints(tenantDb))) return run();
   const outbox = tenantDb.collection(webhookOutbox);
   const _id = eventIdOf(tenantDb.tenantId, change.key);
-  await outbox.insertOne({
+  const pending: Omit<OutboxEntryDoc, 'tenantId'> = {
     _id,
     state: 'pending',
     type: change.type,
@@ -132,13 +132,22 @@ export async function recordAround<T>(
       ...(change.deletion ? { before: change.deletion.before, sequence: change.deletion.sequence } : {}),
     },
     createdAt: new Date(),
-  });
+  };
+  let ours = true;
+  try {
+    await outbox.insertOne(pending);
+  } catch (err) {
+    // the entry of an earlier attempt at this same change (a request that died, retried with its
+    // key): this one goes on as that attempt, and leaves the entry to the relay if it fails
+    if (!isDuplicateKeyError(err)) throw err;
+    ours = false;
+  }
   let result: T;
   try {
     result = await run();
   } catch (err) {
     // refused or failed: nothing changed (or the relay decides from the resource)
-    await outbox.deleteById(_id).catch(() => undefined);
+    if (ours) await outbox.deleteOne({ _id, state: 'pending' }).catch(() => undefined);
     throw err;
   }
   // an upsert: if this request outlived the relay's lease and the relay dropped the entry, it comes back

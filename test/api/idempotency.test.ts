@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ApiClient, type HttpResult } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
 import { http, TestDeps } from '../helpers/stack';
+import { TenantDb } from '../../shared/db/tenant-db';
+import { idempotencyKeys } from '../../shared/idempotency/keys';
 
 /**
  * Idempotency-Key on every creating call. From the OpenAPI document: every POST that answers 201
@@ -15,10 +17,13 @@ const P = `IK${Date.now().toString(36).toUpperCase()}`;
 let n = 0;
 let storeId: string;
 let productSku: string;
+let tenantId: string;
 
 beforeAll(async () => {
   deps = await TestDeps.open();
-  api = new ApiClient((await deps.tenantWithKey()).key);
+  const t = await deps.tenantWithKey();
+  tenantId = t.tenantId;
+  api = new ApiClient(t.key);
   productSku = `${P}-BASE`;
   expect((await api.post('/products', { sku: productSku, title: { value: 'Base' }, price: 5 })).status).toBe(201);
   const loc = await api.post('/locations', location());
@@ -124,6 +129,29 @@ describe.each(STORED.map((r) => [r.path(), r]))('POST %s keeps its first answer'
     const made = await api.post(route.path(), other, withKey(randomUUID()));
     expect(made.status).toBe(201);
     expect(madeBy(made)).not.toEqual(madeBy(first));
+  });
+
+  test('a retry after the first request died between its write and keeping its answer finds what it made', async () => {
+    const key = randomUUID();
+    const body = route.body();
+    const first = await api.post(route.path(), body, withKey(key));
+    expect(first.status).toBe(201);
+    // as the process that died left the key: running, no answer, its lease run out
+    await new TenantDb(deps.db, tenantId)
+      .collection(idempotencyKeys)
+      .updateOne(
+        { _id: `${tenantId}:${key}` },
+        { $set: { state: 'running', response: null, leaseUntil: new Date(Date.now() - 1000) } },
+      );
+    const retry = await api.post(route.path(), body, withKey(key));
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(madeBy(retry)).toEqual(madeBy(first));
+    expect(retry.body).toEqual(first.body);
+    // and its answer is kept now
+    const again = await api.post(route.path(), body, withKey(key));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
   });
 
   test('five concurrent requests with one key run once', async () => {
