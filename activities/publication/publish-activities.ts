@@ -11,7 +11,7 @@ import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
 import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
 import { jobsFinished } from '../../shared/metrics/metrics';
 import { announceJobEnd } from '../../shared/jobs/events';
-import { freshReads, mapLimit } from '../../shared/concurrency';
+import { freshReads, mapLimitSettled } from '../../shared/concurrency';
 import { inBatch, type Outcome } from '../../shared/materials/group-commit';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { products } from '../../shared/products/collections';
@@ -194,7 +194,9 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       });
       const beat = setInterval(() => heartbeat(), 2000);
       try {
-        const results = await mapLimit(docs, channel.settings.concurrency ?? 4, async (p) => {
+        // a failed send fails the batch only once the sends under way have ended and written their
+        // outcomes: a failure reported earlier is retried (or the job closed) while they still run
+        const results = await mapLimitSettled(docs, channel.settings.concurrency ?? 4, async (p) => {
           const itemId = `${input.jobId}:${p._id.toHexString()}`;
           const done = settled.get(itemId);
           if (done)
