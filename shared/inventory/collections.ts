@@ -13,7 +13,10 @@ export interface StockLevel {
   onHand: number;
   /** How many movements it has taken (absent on balances older than it): the sequence of its stock.changed events. */
   seq?: number;
-  /** Ids of the latest movements applied here (the last 100): a retried movement finds itself. */
+  /**
+   * The latest movements applied here (at least the last 50), each as `~<its key>` (whole movement
+   * ids on balances written before): a retried movement finds itself.
+   */
   recent: string[];
   updatedAt: Date;
 }

@@ -10,8 +10,17 @@ import { levelId, stockLevels, stockMovements, type StockLevel, type StockMoveme
  * How many movement ids a balance remembers at least; trimmed 50 at a time, so the trim costs a
  * read and a write per 50 movements. Only ids of movements marked applied leave (see trim).
  */
-const RECENT = 100;
+const RECENT = 50;
 const TRIM = 50;
+/**
+ * How a balance's `recent` names a movement: its key after a `~` (the tenant is the balance's).
+ * The hot balance's update rewrites the whole list each time, and the tenant prefix doubled it.
+ * Balances written before hold whole movement ids, which are read as such (they start `ten_`).
+ */
+function recentEntry(key: string): string {
+  return `~${key}`;
+}
+
 /** Balances (database and id) this process is trimming now. */
 const trimming = new Set<string>();
 
@@ -135,6 +144,7 @@ export class Ledger {
     if (!existing && (await this.record(movement)) === 'duplicate' && expect !== undefined) return 'stale';
     const delta = movement.delta;
     const lid = levelId(this.tenantDb.tenantId, movement.locationId, movement.sku);
+    const entry = recentEntry(movement.idempotencyKey);
     const guard =
       movement.expect !== undefined
         ? { onHand: movement.expect }
@@ -147,10 +157,10 @@ export class Ledger {
     let after: StockLevel | null = null;
     try {
       after = await this.levels.findOneAndUpdate(
-        { _id: lid, recent: { $ne: _id }, ...guard },
+        { _id: lid, recent: { $nin: [entry, _id] }, ...guard },
         {
           $inc: { onHand: delta, seq: 1 },
-          $push: { recent: _id },
+          $push: { recent: entry },
           $set: { updatedAt: new Date(), sku: movement.sku, locationId: movement.locationId },
         },
         { upsert, returnDocument: 'after' },
@@ -160,7 +170,7 @@ export class Ledger {
     }
     if (!after) {
       const level = await this.level(movement.sku, movement.locationId);
-      if (level?.recent.includes(_id)) {
+      if (level && this.holds(level, movement.idempotencyKey)) {
         after = level; // applied by an earlier attempt that stopped before marking it
       } else if (expect !== undefined) {
         // not applied: the caller reads the balance again and plans the movement on it (replan); a
@@ -177,6 +187,7 @@ export class Ledger {
     await announceStockChange(this.tenantDb, movement, after);
     await this.markApplied(_id, after.onHand);
     if (after.recent.length >= RECENT + TRIM) await this.trim(lid, after.recent.slice(0, TRIM));
+
     return {
       ...movement,
       status: 'applied',
@@ -226,7 +237,7 @@ export class Ledger {
    */
   private async replan(existing: StockMovement, delta: number, expect: number): Promise<StockMovement | 'stale'> {
     const level = await this.level(existing.sku, existing.locationId);
-    if (level?.recent.includes(existing._id)) {
+    if (level && this.holds(level, existing.idempotencyKey)) {
       await this.movements.updateOne(
         { _id: existing._id, status: 'pending' },
         { $set: { status: 'applied' } }, // its balance after it is not known any more
@@ -267,13 +278,19 @@ export class Ledger {
   }
 
   private async trimOldest(lid: string, oldest: string[]): Promise<void> {
-    const docs = await this.movements.findByIds(oldest);
+    const idOf = (entry: string) => (entry.startsWith('~') ? this.movementId(entry.slice(1)) : entry);
+    const docs = await this.movements.findByIds(oldest.map(idOf));
     const pending = docs.filter((m) => m.status === 'pending').map((m) => m._id);
-    const done = oldest.filter((id) => !pending.includes(id));
+    const done = oldest.filter((entry) => !pending.includes(idOf(entry)));
     for (const id of pending) {
       await this.movements.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'applied' } });
     }
     if (done.length) await this.levels.updateByTenantKey(lid, { $pullAll: { recent: done } } as never);
+  }
+
+  /** Whether a balance took the movement of `key` (named either way: see recentEntry). */
+  private holds(level: StockLevel, key: string): boolean {
+    return level.recent.includes(recentEntry(key)) || level.recent.includes(this.movementId(key));
   }
 
   /** Every balance of a SKU, by location. */

@@ -195,49 +195,55 @@ test('a movement applied twice with one key (a retry) changes the balance once',
   expect(await ledger().onHand(sku, loc)).toBe(5);
 });
 
-test('a movement whose process died after the balance changed is applied once, even after 200 later movements', async () => {
-  const sku = `${P}-CRASH`;
-  expect((await api.post('/products', { sku, title: { value: 'Crash' }, price: 1 })).status).toBe(201);
-  await ledger().apply({ sku, locationId: loc, delta: 1000, reason: 'restock', actor: 'test' });
-  // what a process leaves when it dies between the balance's update and marking the movement
-  // applied: the movement pending, the balance changed, and the movement's id among its recent ones
-  const key = `${P}-died`;
-  const _id = `${tenantId}:${key}`;
-  await deps.db.collection('stock_movements').insertOne({
-    _id,
-    tenantId,
-    idempotencyKey: key,
-    sku,
-    locationId: loc,
-    delta: -7,
-    reason: 'sale',
-    reference: null,
-    actor: 'test',
-    status: 'pending',
-    balanceAfter: null,
-    createdAt: new Date(),
-  } as never);
-  await deps.db
-    .collection('stock_levels')
-    .updateOne(
-      { _id: `${tenantId}:${loc}:${sku}` } as never,
-      { $inc: { onHand: -7, seq: 1 }, $push: { recent: _id } } as never,
-    );
-  // a hot SKU: many movements before the retry comes (the balance keeps only its recent ids)
-  for (let i = 0; i < 200; i++)
-    await ledger().apply({ sku, locationId: loc, delta: -1, reason: 'sale', actor: 'test' });
-  const retried = await ledger().apply({
-    sku,
-    locationId: loc,
-    delta: -7,
-    reason: 'sale',
-    actor: 'test',
-    idempotencyKey: key,
-  });
-  expect(retried.status).toBe('applied');
-  expect(await ledger().onHand(sku, loc)).toBe(1000 - 7 - 200);
-  expect(await deps.db.collection('stock_movements').countDocuments({ tenantId, sku, status: 'applied' })).toBe(202);
-});
+test.each([
+  ['named by its key, as balances name it now', (key: string) => `~${key}`],
+  ['named by its whole id, as balances written before name it', (key: string) => `${tenantId}:${key}`],
+])(
+  'a movement whose process died after the balance changed is applied once, even after 200 later movements (%s)',
+  async (_, entryOf) => {
+    const sku = `${P}-CRASH-${entryOf('').length}`;
+    expect((await api.post('/products', { sku, title: { value: 'Crash' }, price: 1 })).status).toBe(201);
+    await ledger().apply({ sku, locationId: loc, delta: 1000, reason: 'restock', actor: 'test' });
+    // what a process leaves when it dies between the balance's update and marking the movement
+    // applied: the movement pending, the balance changed, and the movement's id among its recent ones
+    const key = `${P}-died-${entryOf('').length}`;
+    const _id = `${tenantId}:${key}`;
+    await deps.db.collection('stock_movements').insertOne({
+      _id,
+      tenantId,
+      idempotencyKey: key,
+      sku,
+      locationId: loc,
+      delta: -7,
+      reason: 'sale',
+      reference: null,
+      actor: 'test',
+      status: 'pending',
+      balanceAfter: null,
+      createdAt: new Date(),
+    } as never);
+    await deps.db
+      .collection('stock_levels')
+      .updateOne(
+        { _id: `${tenantId}:${loc}:${sku}` } as never,
+        { $inc: { onHand: -7, seq: 1 }, $push: { recent: entryOf(key) } } as never,
+      );
+    // a hot SKU: many movements before the retry comes (the balance keeps only its recent ids)
+    for (let i = 0; i < 200; i++)
+      await ledger().apply({ sku, locationId: loc, delta: -1, reason: 'sale', actor: 'test' });
+    const retried = await ledger().apply({
+      sku,
+      locationId: loc,
+      delta: -7,
+      reason: 'sale',
+      actor: 'test',
+      idempotencyKey: key,
+    });
+    expect(retried.status).toBe('applied');
+    expect(await ledger().onHand(sku, loc)).toBe(1000 - 7 - 200);
+    expect(await deps.db.collection('stock_movements').countDocuments({ tenantId, sku, status: 'applied' })).toBe(202);
+  },
+);
 
 test.each([
   ['recorded with the balance it was planned on', { expect: 7 }],
