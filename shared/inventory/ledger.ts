@@ -21,6 +21,15 @@ function recentEntry(key: string): string {
   return `~${key}`;
 }
 
+/**
+ * A refusal of the movement of `key`, kept among a balance's recent ones: once it is there no
+ * attempt of the key can apply it, so the attempt that refused and any other of the same key
+ * (a zombie activity and its retry) answer alike, whatever stock arrives in between.
+ */
+function refusalEntry(key: string): string {
+  return `!${key}`;
+}
+
 /** Balances (database and id) this process is trimming now. */
 const trimming = new Set<string>();
 
@@ -157,7 +166,7 @@ export class Ledger {
     let after: StockLevel | null = null;
     try {
       after = await this.levels.findOneAndUpdate(
-        { _id: lid, recent: { $nin: [entry, _id] }, ...guard },
+        { _id: lid, recent: { $nin: [entry, _id, refusalEntry(movement.idempotencyKey)] }, ...guard },
         {
           $inc: { onHand: delta, seq: 1 },
           $push: { recent: entry },
@@ -178,9 +187,13 @@ export class Ledger {
         if (!input.idempotencyKey) await this.movements.deleteOne({ _id, status: 'pending' });
         return 'stale';
       } else {
-        // guarded: a concurrent attempt of the same key that applied it meanwhile has the last word
-        await this.movements.updateOne({ _id, status: 'pending' }, { $set: { status: 'rejected' } });
-        throw insufficientStock(movement.sku, movement.locationId, level?.onHand ?? 0, -delta);
+        const applied = level && (await this.refuse(lid, movement.idempotencyKey));
+        if (applied)
+          after = applied; // an attempt of the same key applied it first
+        else {
+          await this.movements.updateOne({ _id, status: 'pending' }, { $set: { status: 'rejected' } });
+          throw insufficientStock(movement.sku, movement.locationId, level?.onHand ?? 0, -delta);
+        }
       }
     }
     // announced before it is marked applied: a retry of a step stopped in between announces it again, as the same event
@@ -278,7 +291,8 @@ export class Ledger {
   }
 
   private async trimOldest(lid: string, oldest: string[]): Promise<void> {
-    const idOf = (entry: string) => (entry.startsWith('~') ? this.movementId(entry.slice(1)) : entry);
+    // `~key` applied, `!key` refused (its movement is rejected, so it leaves as any done one), or a whole id
+    const idOf = (entry: string) => (/^[~!]/.test(entry) ? this.movementId(entry.slice(1)) : entry);
     const docs = await this.movements.findByIds(oldest.map(idOf));
     const pending = docs.filter((m) => m.status === 'pending').map((m) => m._id);
     const done = oldest.filter((entry) => !pending.includes(idOf(entry)));
@@ -286,6 +300,22 @@ export class Ledger {
       await this.movements.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'applied' } });
     }
     if (done.length) await this.levels.updateByTenantKey(lid, { $pullAll: { recent: done } } as never);
+  }
+
+  /**
+   * Decides on the balance that the movement of `key` is refused (refusalEntry), unless an attempt
+   * of the same key applied it first: then the balance it left. (No balance: nothing can take it.)
+   */
+  private async refuse(lid: string, key: string): Promise<StockLevel | null> {
+    const refusal = refusalEntry(key);
+    const res = await this.levels.updateOne(
+      { _id: lid, recent: { $nin: [recentEntry(key), this.movementId(key), refusal] } },
+      { $push: { recent: refusal } } as never,
+    );
+    if (res.matchedCount) return null;
+    // not noted: the key was applied meanwhile (the balance answers), or refused already
+    const level = await this.levels.findOne({ _id: lid });
+    return level && this.holds(level, key) ? level : null;
   }
 
   /** Whether a balance took the movement of `key` (named either way: see recentEntry). */

@@ -1,7 +1,6 @@
 import { ApiClient } from '../helpers/client';
 import { TestDeps } from '../helpers/stack';
-import type { CollectionDef } from '../../shared/db/collection';
-import { TenantDb, type TenantCollection, type TenantDoc } from '../../shared/db/tenant-db';
+import { Held, type HoldAt } from '../helpers/held-tenant-db';
 import { REDACTED_NAME, REDACTED_VALUE } from '../../shared/customers/redaction';
 import { systemLocationId } from '../../shared/locations/locations';
 import { Orders } from '../../shared/orders/service';
@@ -25,49 +24,6 @@ beforeAll(async () => {
   api = new ApiClient(tenant.key);
 });
 afterAll(() => deps.close());
-
-/** Which call waits: the `call`-th (from 1) `method` on `collection` made through this TenantDb. */
-interface HoldAt {
-  collection: string;
-  method: 'findOne' | 'findOneAndUpdate';
-  call: number;
-}
-
-/** The tenant's data, where one call waits for `release()` once it is about to be sent. */
-class Held extends TenantDb {
-  private calls = 0;
-  private open!: () => void;
-  private readonly opened = new Promise<void>((resolve) => (this.open = resolve));
-  private arrive!: () => void;
-  /** Resolves when the call is waiting. */
-  readonly reached = new Promise<void>((resolve) => (this.arrive = resolve));
-
-  constructor(
-    db: TestDeps['db'],
-    tenantId: string,
-    private readonly at: HoldAt,
-  ) {
-    super(db, tenantId);
-  }
-
-  release(): void {
-    this.open();
-  }
-
-  override collection<T extends TenantDoc>(def: CollectionDef<T>): TenantCollection<T> {
-    const col = super.collection(def);
-    if (def.name !== this.at.collection) return col;
-    const real = col[this.at.method].bind(col) as (...args: unknown[]) => Promise<unknown>;
-    (col as unknown as Record<string, unknown>)[this.at.method] = async (...args: unknown[]) => {
-      if (++this.calls === this.at.call) {
-        this.arrive();
-        await this.opened;
-      }
-      return real(...args);
-    };
-    return col;
-  }
-}
 
 /** `Orders` of the tenant whose call `at` (by default its first write of an order) waits (see Held). */
 function heldOrders(at: HoldAt = { collection: 'orders', method: 'findOneAndUpdate', call: 1 }) {
