@@ -6,6 +6,7 @@ import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
+import { writtenBy } from '../products/edit-marks';
 
 /**
  * Bulk operations: every import (and later every rule flow and AI transform) that changes
@@ -267,10 +268,11 @@ export class BulkOperations {
       const ids = items.slice(from, from + VERSION_READ_CHUNK).map((i) => new ObjectId(i.productId));
       for (const p of await this.tenantDb.collection(products).findByIds(ids)) found.set(p._id.toHexString(), p);
     }
-    // recorded ahead of a write the process died before making: the product is missing or as it was
+    // recorded ahead of a write the process died before making: the product is missing, or does
+    // not carry the operation's mark (a save since may have given it the same version)
     const unmade = items.filter((i) => {
       const p = found.get(i.productId);
-      return i.action === 'created' ? !p : p?.version === versionBefore(i);
+      return i.action === 'created' ? !p : !writtenBy(p, op._id);
     });
     await this.unrecordMany(
       op._id,

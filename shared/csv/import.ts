@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ObjectId } from 'mongodb';
-import { BulkOperations, bulkOperationItems, versionBefore } from '../bulk/operations';
+import { BulkOperations, bulkOperationItems } from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
 import { mapLimit } from '../concurrency';
 import { AppError } from '../errors/catalog';
@@ -11,6 +11,7 @@ import type { ParsedProduct } from './layout';
 import { applyChanges } from '../edits/apply';
 import { patchBetween, type Patch } from '../edits/plan';
 import { contentOf } from '../products/content';
+import { editedByAfter, writtenBy } from '../products/edit-marks';
 import { skusOf } from '../products/normalize';
 
 export interface ImportOptions {
@@ -242,12 +243,12 @@ export async function applyImport(
       const current = plan.current!;
       const item = byProduct.get(current._id.toHexString());
       if (!item || (item.action !== 'created' && item.action !== 'updated')) continue;
-      if (item.action === 'created' || current.lastEditBy === opts.operationId) {
+      if (item.action === 'created' || writtenBy(current, opts.operationId)) {
         if (plan.kind === 'skip') {
           counts.skipped -= plan.parsed.rows.length;
           counts[item.action] += plan.parsed.rows.length;
         }
-      } else if (current.version !== versionBefore(item)) stale.push(item.productId);
+      } else stale.push(item.productId);
     }
     await ops.unrecordMany(opts.operationId, stale);
   }
@@ -327,7 +328,11 @@ export async function applyImport(
         afterVersion: plan.current.version + 1,
       });
       try {
-        const marked = { ...plan.product, lastEditBy: operationId };
+        const marked = {
+          ...plan.product,
+          lastEditBy: operationId,
+          editedBy: editedByAfter(plan.current, operationId),
+        };
         await catalog.write(plan.current, marked);
         opts.onProgress?.();
       } catch (err) {

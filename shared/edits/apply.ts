@@ -3,6 +3,7 @@ import type { TenantDb } from '../db/tenant-db';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { searchTextOf } from '../products/search';
+import { editedByAfter, writtenBy } from '../products/edit-marks';
 import type { Patch } from './plan';
 
 export interface Change {
@@ -73,6 +74,7 @@ export async function applyChanges(
             ...c.patch.set,
             search: searchAfter(c),
             lastEditBy: operationId,
+            editedBy: editedByAfter(c.current, operationId),
             updatedAt,
             version: c.current.version + 1,
           } as Partial<ProductDoc>,
@@ -88,9 +90,9 @@ export async function applyChanges(
     // version alone could be someone else's write, which would make a rollback undo their change)
     const found = await col.findByIds(
       changes.map((c) => c.current._id),
-      { projection: { _id: 1, lastEditBy: 1, tenantId: 1 } },
+      { projection: { _id: 1, lastEditBy: 1, editedBy: 1, tenantId: 1 } },
     );
-    landed = new Set(found.filter((p) => p.lastEditBy === operationId).map((p) => p._id.toHexString()));
+    landed = new Set(found.filter((p) => writtenBy(p, operationId)).map((p) => p._id.toHexString()));
   }
   const lost: string[] = [];
   for (const c of changes) {

@@ -4,7 +4,6 @@ import {
   BulkOperations,
   beforeImage,
   bulkOperationItems,
-  versionBefore,
   type BulkOperation,
   type BulkOperationItem,
 } from '../bulk/operations';
@@ -12,6 +11,7 @@ import { mapLimit } from '../concurrency';
 import type { TenantDb } from '../db/tenant-db';
 import { Catalog } from '../products/catalog';
 import { productSkus, products } from '../products/collections';
+import { writtenBy } from '../products/edit-marks';
 import type { ProductDoc } from '../products/types';
 import { applyChanges, type Change } from './apply';
 import { editPages, editPatches, type EditPatchDoc } from './collections';
@@ -157,16 +157,16 @@ export async function runEditPage(
     const current = byId.get(id) ?? null;
     const item = earlier.get(id);
     const plan = stored.get(id);
-    if (item && current?.lastEditBy === run.operationId) {
+    if (item && writtenBy(current, run.operationId)) {
       // changed by an earlier attempt (and perhaps by someone since): counted, not changed again
       counts.matched++;
       counts.changed++;
       const before = beforeImage(item, current);
       if (current && before) fields.add(item.sku, diffContent(plainContent(before), plainContent(current)));
-    } else if (item && !(current && current.version === versionBefore(item))) {
-      // recorded by an earlier attempt that died before its write, and changed by someone since
-      // (or deleted): that record would undo their change, so it goes, and the product is
-      // planned afresh (or answered as deleted)
+    } else if (item) {
+      // recorded by an earlier attempt that died before its write (a write that landed marks the
+      // product for good: editedBy): the record goes, and the product is planned afresh (or
+      // answered as deleted). Kept, it would undo a change made since, or only part of a new plan
       stale.push(id);
       if (current) open.push({ current, stored: plan });
       else {

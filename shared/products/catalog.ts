@@ -404,7 +404,17 @@ export class Catalog {
    * whose product is gone is created again. Answers false when someone changed it since.
    */
   async restore(before: ProductDoc, expectedVersion: number): Promise<boolean> {
-    const { _id, tenantId: _t, version: _v, createdAt, updatedAt: _u, search: _s, lastEditBy: _e, ...input } = before;
+    const {
+      _id,
+      tenantId: _t,
+      version: _v,
+      createdAt,
+      updatedAt: _u,
+      search: _s,
+      lastEditBy: _e,
+      editedBy: _b,
+      ...input
+    } = before;
     const current = await this.products.findOne({ _id });
     if (!current || current.version !== expectedVersion) return false;
     await this.write(current, input as ProductInput);
@@ -530,6 +540,7 @@ export function duplicate(sku: string, kind: SkuKind, productId?: string): AppEr
 function unsetOf(current: object, replacement: object): Record<string, ''> {
   const unset: Record<string, ''> = {};
   for (const key of Object.keys(current))
-    if (!(key in replacement) && key !== 'tenantId' && key !== '_id') unset[key] = '';
+    // editedBy outlives every write (edit-marks.ts)
+    if (!(key in replacement) && key !== 'tenantId' && key !== '_id' && key !== 'editedBy') unset[key] = '';
   return unset;
 }

@@ -1,7 +1,16 @@
 import type { ProductDoc } from './types';
 
 /** What the server keeps on a stored product beside its content: never sent back as input. */
-const SERVER_FIELDS = new Set(['_id', 'tenantId', 'createdAt', 'updatedAt', 'version', 'search', 'lastEditBy']);
+const SERVER_FIELDS = new Set([
+  '_id',
+  'tenantId',
+  'createdAt',
+  'updatedAt',
+  'version',
+  'search',
+  'lastEditBy',
+  'editedBy',
+]);
 
 /**
  * A product's own content: the stored document without id, tenant, version, timestamps and search

@@ -51,7 +51,7 @@ const EXTEND_FIELDS: Record<Exclude<Extend, 'all' | 'inventory'>, (keyof Product
  * variant's effective minAlertStock (its own, else the product's, else 5).
  */
 export function presentProduct(doc: ProductDoc): Record<string, unknown> {
-  const { _id, version, createdAt, updatedAt, search: _search, lastEditBy: _edit, ...rest } = doc;
+  const { _id, version, createdAt, updatedAt, search: _search, lastEditBy: _edit, editedBy: _by, ...rest } = doc;
   return {
     id: _id.toHexString(),
     ...rest,

@@ -94,4 +94,11 @@ export interface ProductDoc extends ProductInput {
    * made the same version). Never shown; dropped by any other full write.
    */
   lastEditBy?: string;
+  /**
+   * The bulk operations whose writes reached it, the latest EDITED_BY_KEPT (edit-marks.ts). Kept by
+   * every other write (lastEditBy is not), so a retried page or chunk, or the end of an operation
+   * whose process died, tells its own write that landed from one that never did, even after a
+   * user's save. Never shown.
+   */
+  editedBy?: string[];
 }
