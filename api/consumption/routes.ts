@@ -140,6 +140,10 @@ export const consumptionRoutes: RouteSpec[] = defineRoutes([
         description: 'consumption-failed with `errors[{materialSku, required, available, unit, error}]`: nothing taken',
       },
       404: { description: 'not-found: product or location' },
+      409: {
+        description:
+          'conflict: the referenceId (or Idempotency-Key) was used for another product or quantity; nothing taken',
+      },
     },
     handler: async (ctx) => {
       ctx.body = await service(ctx).consume(validBody(ctx), idempotencyKeyOf(ctx));

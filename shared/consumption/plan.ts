@@ -116,6 +116,8 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
   ]);
   const stocks = new Map<string, StockDoc | null>([...records.values()].map((r) => [r.sku, null]));
   for (const d of [...remembered, ...stockDocs]) if (records.has(d.sku)) stocks.set(d.sku, d);
+  /** Whether a shortage decided anything besides shortfalls: an optional component left out, a substitute. */
+  let decidedOnShortage = false;
   const now = new Date();
   const availableOf = (sku: string) => {
     const stock = stocks.get(sku);
@@ -177,6 +179,7 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     }
     if (!required) {
       demand.skipped = true;
+      decidedOnShortage = true;
       continue;
     }
     const substitute = input.allowSubstitutes
@@ -193,6 +196,7 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     }
     if (have > 0) take(record, have, 'component');
     take(substitute.sub, substitute.steps, 'substitute', record.sku);
+    decidedOnShortage = true;
     demand.substitute = { materialSku: substitute.sub.sku, ...show(substitute.sub, substitute.steps) };
   }
 
@@ -231,6 +235,10 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       error: `Not enough ${sku} at ${input.locationId}: ${fromMinor(available, base.precision)} ${base.code} available, ${fromMinor(required, base.precision)} ${base.code} required`,
     });
   }
-  if (shortfalls.length && remembered.length) return planConsumption(tenantDb, { ...input, fromMemory: false });
+  // a shortage seen in this process's copies of the stock may be stale (another process received
+  // since): what it decided (a shortfall, an optional component left out, a substitute) is
+  // decided again on a fresh read
+  if ((shortfalls.length || decidedOnShortage) && remembered.length)
+    return planConsumption(tenantDb, { ...input, fromMemory: false });
   return { lines, wanted, demands, shortfalls, bySku, records, stocks };
 }

@@ -86,6 +86,20 @@ async function unitCostOf(tenantDb: TenantDb, record: StockRecord): Promise<numb
  * and the consumption routes (check, estimate, consume). Consuming goes through the engine
  * (engine.ts): all or nothing, exactly once per reference.
  */
+/**
+ * Runs a consumption planned on this process's copies of the stock, and once more planned on a
+ * fresh read when the stock refused it: a copy that showed more than there is must not fail a
+ * run the stock can take (with an optional component left out, or a substitute).
+ */
+async function freshOnRefusal(run: (fromMemory: boolean) => Promise<RunResult>): Promise<RunResult> {
+  try {
+    return await run(true);
+  } catch (err) {
+    if (!(err instanceof ConsumptionRefused)) throw err;
+    return run(false);
+  }
+}
+
 export class ConsumptionService {
   private readonly engine: ConsumptionEngine;
 
@@ -223,7 +237,13 @@ export class ConsumptionService {
     try {
       return await apply();
     } catch (err) {
-      const done = await this.engine.find(consumptionId);
+      let done = await this.engine.find(consumptionId);
+      // still being decided (by a request under way, or one whose process died): this request's
+      // plan saw the stock it took, so the stored plan is driven to its decision, which answers
+      if (done && (done.status === 'pending' || done.status === 'failing')) {
+        await this.engine.finish(done);
+        done = await this.engine.find(consumptionId);
+      }
       if (done && TAKEN.has(done.status)) return { doc: done, replayed: true };
       if (err instanceof ConsumptionRefused) throw refused(err.shortfalls);
       throw err;
@@ -252,19 +272,30 @@ export class ConsumptionService {
         new AppError(400, 'consumption-failed', `Consumption failed: ${shortfalls.map((s) => s.error).join('; ')}`, {
           errors: errorsOf(shortfalls),
         }),
-      async () => {
-        const { plan, locationId } = await this.planFor(req, true);
-        if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
-        return this.engine.run(
-          consumptionId,
-          ref ? { type: req.options?.referenceType ?? 'consumption', id: ref } : null,
-          { locationId, method: req.options?.method, lines: plan.lines },
-          { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1 },
-          seedsOf(plan),
-          null,
-        );
-      },
+      () =>
+        freshOnRefusal(async (fromMemory) => {
+          const { plan, locationId } = await this.planFor(req, fromMemory);
+          if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
+          return this.engine.run(
+            consumptionId,
+            ref ? { type: req.options?.referenceType ?? 'consumption', id: ref } : null,
+            { locationId, method: req.options?.method, lines: plan.lines },
+            { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1 },
+            seedsOf(plan),
+            fromMemory ? null : undefined,
+          );
+        }),
     );
+    // one referenceId is one consumption: another product or quantity under it is not this one
+    const first = result.doc.meta as { productSku?: string; quantity?: number };
+    const productSku = req.productSku.toUpperCase();
+    if (first.productSku !== undefined && (first.productSku !== productSku || first.quantity !== (req.quantity ?? 1)))
+      throw new AppError(
+        409,
+        'conflict',
+        `${ref ? `referenceId ${ref}` : 'This Idempotency-Key'} was used for ${first.quantity} of ${first.productSku}: give each consumption its own`,
+        { field: ref ? 'options.referenceId' : 'Idempotency-Key' },
+      );
     const consumed = result.doc.consumed ?? [];
     return {
       success: true,
@@ -311,33 +342,34 @@ export class ConsumptionService {
           `Not enough stock to produce ${req.quantity} ${bom.yield.unit} of ${product.sku}: ${shortfalls.map((s) => s.error).join('; ')}`,
           { errors: errorsOf(shortfalls) },
         ),
-      async () => {
-        const locationId = await located;
-        const plan = await planConsumption(this.tenantDb, {
-          bom,
-          modifierMaterials: [],
-          quantity: req.quantity,
-          locationId,
-          allowSubstitutes: req.allowSubstitutes === true,
-          fromMemory: true,
-        });
-        if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
-        return this.engine.run(
-          consumptionId,
-          { type: referenceType, id: req.referenceId ?? consumptionId },
-          { locationId, lines: plan.lines },
-          {
-            quantityProduced: req.quantity,
-            unit: bom.yield.unit,
-            referenceId: req.referenceId ?? null,
-            referenceType,
-            notes: req.notes ?? null,
-            substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
-          },
-          seedsOf(plan),
-          null,
-        );
-      },
+      () =>
+        freshOnRefusal(async (fromMemory) => {
+          const locationId = await located;
+          const plan = await planConsumption(this.tenantDb, {
+            bom,
+            modifierMaterials: [],
+            quantity: req.quantity,
+            locationId,
+            allowSubstitutes: req.allowSubstitutes === true,
+            fromMemory,
+          });
+          if (plan.shortfalls.length) throw new ConsumptionRefused(plan.shortfalls);
+          return this.engine.run(
+            consumptionId,
+            { type: referenceType, id: req.referenceId ?? consumptionId },
+            { locationId, lines: plan.lines },
+            {
+              quantityProduced: req.quantity,
+              unit: bom.yield.unit,
+              referenceId: req.referenceId ?? null,
+              referenceType,
+              notes: req.notes ?? null,
+              substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
+            },
+            seedsOf(plan),
+            fromMemory ? null : undefined,
+          );
+        }),
     );
     const { doc } = result;
     const consumed = doc.consumed ?? [];
