@@ -48,6 +48,14 @@ test('a cancel stops before the next page and keeps what was done', async () => 
   expect(lastJobUpdate(jobId)).toMatchObject({ status: 'cancelled' });
 });
 
+test('a cancel that comes after the last page stopped nothing: the run ends completed', async () => {
+  const run = await scenario(bulkEdit, 'cancelled-after-last-page').run(testContext(wf));
+  const jobId = jobIdOf(run.workflowId);
+  expect(pagesOf(jobId)).toBe(2);
+  expect(run.result).toMatchObject({ status: 'completed', counts: { changed: 2 }, operationId: `bop_${jobId}` });
+  expect(lastJobUpdate(jobId)).toMatchObject({ status: 'completed' });
+});
+
 test('a budget that runs out ends the run partial, the rest listed as BUDGET_EXCEEDED', async () => {
   const run = await scenario(bulkEdit, 'budget-partial').run(testContext(wf));
   const jobId = jobIdOf(run.workflowId);

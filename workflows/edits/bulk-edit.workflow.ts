@@ -72,7 +72,8 @@ export async function bulkEditWorkflow(input: EditWorkflowInput): Promise<EditRe
     p.counts.failed += start.errors.length;
     note(start.errors);
     let budgetExhausted = false;
-    for (let page = 0; page < start.pages && !cancelled; page++) {
+    let page = 0;
+    for (; page < start.pages && !cancelled; page++) {
       const done: PageResult = await pageActs.editPage({ ...ref, page, budgetExhausted });
       for (const k of Object.keys(p.counts) as (keyof typeof p.counts)[]) p.counts[k] += done.counts[k];
       note(done.errors);
@@ -83,7 +84,9 @@ export async function bulkEditWorkflow(input: EditWorkflowInput): Promise<EditRe
       budgetExhausted = done.budgetExhausted;
     }
     const { operationId } = await acts.finishEdit({ ...ref, counts: p.counts });
-    const status: EditStatus = cancelled ? 'cancelled' : budgetExhausted ? 'partial' : 'completed';
+    // a cancel that came after the last page stopped nothing: the run did every page
+    const stopped = cancelled && page < start.pages;
+    const status: EditStatus = stopped ? 'cancelled' : budgetExhausted ? 'partial' : 'completed';
     const done = { ...result(null), status, percent: 100, operationId };
     await acts.updateJob({ ...ref, status, result: { ...done } });
     // the query answers an end only once the record has it, so a client never sees an end without its result

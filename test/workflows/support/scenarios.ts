@@ -381,6 +381,20 @@ export const scenarios: Scenario[] = [
   },
   {
     workflow: bulkEdit,
+    name: 'cancelled-after-last-page',
+    run: async (ctx) => {
+      const id = ctx.id('flow_cancel_late');
+      ctx.world.script(id, { edit: { pages: 2, perPage: 2 } });
+      const gate = ctx.world.gate(id, 'finishEdit', 1);
+      const handle = await start(ctx, bulkEdit, id, editInput(id));
+      await gate.reached;
+      await handle.signal(cancelEdit);
+      gate.release();
+      return settle(handle);
+    },
+  },
+  {
+    workflow: bulkEdit,
     name: 'budget-partial',
     run: async (ctx) => {
       const id = ctx.id('aitx_partial');
