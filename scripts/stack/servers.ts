@@ -61,6 +61,7 @@ export interface ModulePatch {
 
 const ROOT = resolve(__dirname, '..', '..');
 const FERRETDB_MODULE = join(ROOT, 'scripts', 'servers', 'ferretdb');
+const TEMPORAL_MODULE = join(ROOT, 'scripts', 'servers', 'temporal');
 
 /** Files of a directory tree, as paths relative to it, sorted. */
 function filesUnder(dir: string): string[] {
@@ -178,11 +179,16 @@ const FERRETDB_PATCHES: ModulePatch[] = [
 ];
 
 export const SERVERS: Record<ServerBuild['name'], ServerBuild> = {
+  // the CLI v1.5.1 (its dev server, Temporal 1.29) built in a module of ours that takes a newer
+  // modernc SQLite driver (v1.62.0 for v1.34.1): under load, the older driver left a connection
+  // interrupted (SQLITE_INTERRUPT, "interrupted (9)") after a cancelled query, and from then on
+  // every call of the server failed (temporalio/temporal#9198 upgraded it for the same errors)
   temporal: {
     name: 'temporal',
-    version: 'v1.5.1',
+    version: 'v1.5.1-sqlite-v1.62.0',
     binary: 'temporal',
-    target: 'github.com/temporalio/cli/cmd/temporal@v1.5.1',
+    target: 'github.com/temporalio/cli/cmd/temporal',
+    dir: TEMPORAL_MODULE,
   },
   ferretdb: {
     name: 'ferretdb',
