@@ -12,7 +12,7 @@ import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
 import { jobsFinished } from '../../shared/metrics/metrics';
 import { announceJobEnd } from '../../shared/jobs/events';
 import { freshReads, mapLimitSettled } from '../../shared/concurrency';
-import { inBatch, type Outcome } from '../../shared/materials/group-commit';
+import { inBatch, type Outcome } from '../../shared/db/group-commit';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
@@ -94,7 +94,7 @@ async function ensureBinding(tenantDb: TenantDb, productId: ProductDoc['_id'], n
  * one unordered insertMany (an item already there is a retry's: the same outcome). A product's
  * send resolves only once its settlement is written, so a killed worker re-sends only the
  * products whose answers were not recorded; the sends that finish while a write is under way
- * share the next one (shared/materials/group-commit.ts).
+ * share the next one (shared/db/group-commit.ts).
  */
 async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<void>[]> {
   const bound = batch.filter((s) => s.binding);

@@ -102,7 +102,7 @@ export const bulkOperationItems = defineCollection<BulkOperationItem>({
   indexes: [{ key: { tenantId: 1, operationId: 1 } }, { key: { tenantId: 1, productId: 1 } }],
 });
 
-/** Products whose versions one read of rollbackCheck asks for. */
+/** Products one read of productsOf asks for. */
 const VERSION_READ_CHUNK = 5000;
 
 const ZERO = { totalProcessed: 0, created: 0, updated: 0, skipped: 0, failed: 0 };
@@ -263,11 +263,7 @@ export class BulkOperations {
     const until = op.status === 'processing' ? leaseEnd(op) : null;
     if (!until || until.getTime() > Date.now()) return op;
     const items = await this.itemsOf(op._id);
-    const found = new Map<string, ProductDoc>();
-    for (let from = 0; from < items.length; from += VERSION_READ_CHUNK) {
-      const ids = items.slice(from, from + VERSION_READ_CHUNK).map((i) => new ObjectId(i.productId));
-      for (const p of await this.tenantDb.collection(products).findByIds(ids)) found.set(p._id.toHexString(), p);
-    }
+    const found = await this.productsOf(items, { lastEditBy: 1, editedBy: 1, tenantId: 1 });
     // recorded ahead of a write the process died before making: the product is missing, or does
     // not carry the operation's mark (a save since may have given it the same version)
     const unmade = items.filter((i) => {
@@ -309,6 +305,21 @@ export class BulkOperations {
     return { rows: await Promise.all(rows.map((op) => this.settled(op))), total };
   }
 
+  /** The products of `items` (the fields of `projection`), by id; missing ones are absent. */
+  private async productsOf(
+    items: BulkOperationItem[],
+    projection: Record<string, 1>,
+  ): Promise<Map<string, ProductDoc>> {
+    const found = new Map<string, ProductDoc>();
+    // in chunks: the embedded database binds each id as an SQL variable, and refuses past 32,766
+    for (let from = 0; from < items.length; from += VERSION_READ_CHUNK) {
+      const ids = items.slice(from, from + VERSION_READ_CHUNK).map((i) => new ObjectId(i.productId));
+      for (const p of await this.tenantDb.collection(products).findByIds(ids, { projection }))
+        found.set(p._id.toHexString(), p);
+    }
+    return found;
+  }
+
   itemsOf(operationId: string) {
     return this.items.find({ operationId }, { sort: { _id: 1 } }).toArray();
   }
@@ -328,16 +339,8 @@ export class BulkOperations {
       return { canRollback: false, reason: `the operation is ${op.status}`, blockedSkus: [] };
     const items = await this.itemsOf(op._id);
     if (items.length === 0) return { canRollback: false, reason: 'the operation changed no products', blockedSkus: [] };
-    const current = new Map<string, number>();
-    // in chunks: the embedded database binds each id as an SQL variable, and refuses past 32,766
-    for (let from = 0; from < items.length; from += VERSION_READ_CHUNK) {
-      const ids = items.slice(from, from + VERSION_READ_CHUNK).map((i) => new ObjectId(i.productId));
-      for (const p of await this.tenantDb
-        .collection(products)
-        .findByIds(ids, { projection: { version: 1, tenantId: 1 } }))
-        current.set(p._id.toHexString(), p.version);
-    }
-    const blockedSkus = items.filter((i) => current.get(i.productId) !== i.afterVersion).map((i) => i.sku);
+    const current = await this.productsOf(items, { version: 1, tenantId: 1 });
+    const blockedSkus = items.filter((i) => current.get(i.productId)?.version !== i.afterVersion).map((i) => i.sku);
     return blockedSkus.length
       ? { canRollback: false, reason: `products changed since the operation: ${blockedSkus.join(', ')}`, blockedSkus }
       : { canRollback: true, reason: null, blockedSkus: [] };

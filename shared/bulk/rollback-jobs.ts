@@ -92,7 +92,7 @@ export async function requestRollback(
   if (!op) throw notFound(operationId);
   // the rollback is visible as an operation (processing) from the moment its job exists; its id
   // comes from the job's record, so a retry resuming the job names the same operation
-  const prepare = async (_jobId: string, job: JobRecord) => {
+  const prepare = async (job: JobRecord) => {
     await ops.start({
       id: String(job.input.rollbackOperationId),
       type: 'rollback',

@@ -230,9 +230,9 @@ export async function applyImport(
   const { errors, ...counts } = result;
   if (opts.operationId) {
     // A retried chunk: what an earlier attempt recorded for these products. A write that landed
-    // (the product is ours: created by it, or carrying its lastEditBy) reads as unchanged and is
-    // counted as what it was. One recorded but never made, on a product someone changed since,
-    // goes: its before-image would make the rollback undo their change (the write records afresh).
+    // (the product is ours: created by it, or marked by it, edit-marks.ts) reads as unchanged and
+    // is counted as what it was. One recorded but never made goes: its before-image may be older
+    // than someone's change since, which the rollback would undo (the write records afresh).
     const seen = plans.flatMap((p) => (p.kind === 'update' || (p.kind === 'skip' && p.current) ? [p] : []));
     const earlier = await tenantDb
       .collection(bulkOperationItems)
@@ -316,7 +316,7 @@ export async function applyImport(
     }
     if (together.size) opts.onProgress?.();
     // updates that change SKUs, one by one: recorded first too, and written with the operation's
-    // id (lastEditBy), so a retry after a kill tells its own write from someone else's
+    // mark (edit-marks.ts), so a retry after a kill tells its own write from someone else's
     for (const plan of updates) {
       if (together.has(plan)) continue;
       const productId = plan.current._id.toHexString();

@@ -2,7 +2,7 @@ import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
-import { inBatch, type Outcome } from '../materials/group-commit';
+import { inBatch, type Outcome } from '../db/group-commit';
 import { recordEvent } from '../webhooks/events';
 import { levelId, stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
 
@@ -153,7 +153,6 @@ export class Ledger {
     if (!existing && (await this.record(movement)) === 'duplicate' && expect !== undefined) return 'stale';
     const delta = movement.delta;
     const lid = levelId(this.tenantDb.tenantId, movement.locationId, movement.sku);
-    const entry = recentEntry(movement.idempotencyKey);
     const guard =
       movement.expect !== undefined
         ? { onHand: movement.expect }
@@ -166,10 +165,10 @@ export class Ledger {
     let after: StockLevel | null = null;
     try {
       after = await this.levels.findOneAndUpdate(
-        { _id: lid, recent: { $nin: [entry, _id, refusalEntry(movement.idempotencyKey)] }, ...guard },
+        { _id: lid, recent: { $nin: this.namesOf(movement.idempotencyKey) }, ...guard },
         {
           $inc: { onHand: delta, seq: 1 },
-          $push: { recent: entry },
+          $push: { recent: recentEntry(movement.idempotencyKey) },
           $set: { updatedAt: new Date(), sku: movement.sku, locationId: movement.locationId },
         },
         { upsert, returnDocument: 'after' },
@@ -200,7 +199,6 @@ export class Ledger {
     await announceStockChange(this.tenantDb, movement, after);
     await this.markApplied(_id, after.onHand);
     if (after.recent.length >= RECENT + TRIM) await this.trim(lid, after.recent.slice(0, TRIM));
-
     return {
       ...movement,
       status: 'applied',
@@ -308,14 +306,18 @@ export class Ledger {
    */
   private async refuse(lid: string, key: string): Promise<StockLevel | null> {
     const refusal = refusalEntry(key);
-    const res = await this.levels.updateOne(
-      { _id: lid, recent: { $nin: [recentEntry(key), this.movementId(key), refusal] } },
-      { $push: { recent: refusal } } as never,
-    );
+    const res = await this.levels.updateOne({ _id: lid, recent: { $nin: this.namesOf(key) } }, {
+      $push: { recent: refusal },
+    } as never);
     if (res.matchedCount) return null;
     // not noted: the key was applied meanwhile (the balance answers), or refused already
     const level = await this.levels.findOne({ _id: lid });
     return level && this.holds(level, key) ? level : null;
+  }
+
+  /** Every way a balance's recent ones name the movement of `key`: applied (either form) or refused. */
+  private namesOf(key: string): string[] {
+    return [recentEntry(key), this.movementId(key), refusalEntry(key)];
   }
 
   /** Whether a balance took the movement of `key` (named either way: see recentEntry). */

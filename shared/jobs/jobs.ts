@@ -36,7 +36,7 @@ export interface StartJob<D extends WorkflowDef<any, any>> {
    * job); a throw undoes the job. It runs again, with the job's record, when a retry starts a job
    * whose first request died before its workflow started: it must be idempotent per job.
    */
-  beforeStart?: (jobId: string, record: JobRecord) => Promise<void>;
+  beforeStart?: (job: JobRecord) => Promise<void>;
 }
 
 /**
@@ -138,7 +138,7 @@ export class Jobs {
     const col = tenantDb.collection(jobs);
     if (beforeStart) {
       try {
-        await beforeStart(record._id, record);
+        await beforeStart(record);
       } catch (err) {
         await col.deleteOne({ _id: record._id, status: 'queued' });
         throw err;

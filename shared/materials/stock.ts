@@ -28,7 +28,7 @@ import {
   type ReceiptInput,
   type StockFacts,
 } from './stock-changes';
-import { inBatch, type Outcome } from './group-commit';
+import { inBatch, type Outcome } from '../db/group-commit';
 import { decodeStock, encodeJournal } from './stock-codec';
 import { announceAlertsRetired, announceReplay, announceStockSteps, type AppliedStep } from './stock-events';
 

@@ -54,7 +54,7 @@ export async function startPublication(c: PublicationContext, req: PublishReques
     workflow: publication,
     idempotencyKey: req.idempotencyKey,
     input: { channelId, mode: req.selection.mode, count: ids.length, sync },
-    beforeStart: (jobId) => lockChannel(tenantDb, channelId, jobId, (holder) => c.jobs.settle(tenantDb, holder)),
+    beforeStart: (job) => lockChannel(tenantDb, channelId, job._id, (holder) => c.jobs.settle(tenantDb, holder)),
     workflowInput: (jobId) => ({
       tenantId: tenantDb.tenantId,
       jobId,

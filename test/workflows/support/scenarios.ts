@@ -368,30 +368,12 @@ export const scenarios: Scenario[] = [
   {
     workflow: bulkEdit,
     name: 'cancelled',
-    run: async (ctx) => {
-      const id = ctx.id('flow_cancelled');
-      ctx.world.script(id, { edit: { pages: 5, perPage: 2 } });
-      const gate = ctx.world.gate(id, 'editPage', 2);
-      const handle = await start(ctx, bulkEdit, id, editInput(id));
-      await gate.reached;
-      await handle.signal(cancelEdit);
-      gate.release();
-      return settle(handle);
-    },
+    run: (ctx) => cancelledEdit(ctx, ctx.id('flow_cancelled'), 5, 'editPage', 2),
   },
   {
     workflow: bulkEdit,
     name: 'cancelled-after-last-page',
-    run: async (ctx) => {
-      const id = ctx.id('flow_cancel_late');
-      ctx.world.script(id, { edit: { pages: 2, perPage: 2 } });
-      const gate = ctx.world.gate(id, 'finishEdit', 1);
-      const handle = await start(ctx, bulkEdit, id, editInput(id));
-      await gate.reached;
-      await handle.signal(cancelEdit);
-      gate.release();
-      return settle(handle);
-    },
+    run: (ctx) => cancelledEdit(ctx, ctx.id('flow_cancel_late'), 2, 'finishEdit', 1),
   },
   {
     workflow: bulkEdit,
@@ -465,6 +447,23 @@ function startDeliveries(ctx: ScenarioContext, id: string, deliveryIds: string[]
     signal: deliverSignal,
     signalArgs: [deliveryIds.map((deliveryId) => ({ deliveryId, round: 0 }))],
   });
+}
+
+/** A bulk edit of `pages` pages whose cancel arrives as the `nth` call of `activity` is held. */
+async function cancelledEdit(
+  ctx: ScenarioContext,
+  id: string,
+  pages: number,
+  activity: 'editPage' | 'finishEdit',
+  nth: number,
+): Promise<ScenarioRun> {
+  ctx.world.script(id, { edit: { pages, perPage: 2 } });
+  const gate = ctx.world.gate(id, activity, nth);
+  const handle = await start(ctx, bulkEdit, id, editInput(id));
+  await gate.reached;
+  await handle.signal(cancelEdit);
+  gate.release();
+  return settle(handle);
 }
 
 function editInput(jobId: string, type: EditWorkflowInput['type'] = 'flow'): EditWorkflowInput {

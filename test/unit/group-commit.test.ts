@@ -1,4 +1,4 @@
-import { inBatch, type Outcome } from '../../shared/materials/group-commit';
+import { inBatch, type Outcome } from '../../shared/db/group-commit';
 
 /** Group commit per key: the first request runs at once; those arriving meanwhile go together, in order. */
 describe('inBatch', () => {
