@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A child process of the stack, with its output in `<logDir>/<name>.log`. */
@@ -66,16 +68,54 @@ export function startNodeProcess(
  */
 export const WORKER_NODE_FLAGS = ['--max-semi-space-size=2', '--max-old-space-size=160'];
 
-/** A port that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out by freePort, in any process of this machine: `<dir>/<port>` is a claim. A claim
+ * outlives its stack (ports are not given back), and one older than CLAIM_MS is free again.
+ */
+const CLAIMS_DIR = join(tmpdir(), 'backoffice-port-claims');
+const CLAIM_MS = 30 * 60_000;
+/**
+ * Below Linux's ephemeral range (32768–60999): a port from there could be taken, between its
+ * choice and its server's start (a Temporal start takes seconds), as the local port of any
+ * process's outgoing connection or by a server that asks the kernel for any port. Parallel test
+ * suites start stacks at once, and the claims keep them from choosing the same port.
+ */
+const RANGE = { from: 20_000, to: 32_000 };
+
+/** A port no other freePort has handed out lately, and that nothing listens on now. */
+export async function freePort(): Promise<number> {
+  mkdirSync(CLAIMS_DIR, { recursive: true });
+  for (let tries = 0; tries < 500; tries++) {
+    const port = RANGE.from + randomInt(RANGE.to - RANGE.from);
+    if (claim(port) && (await bindable(port))) return port;
+  }
+  throw new Error(`no free port in ${RANGE.from}–${RANGE.to} (claims in ${CLAIMS_DIR})`);
+}
+
+function claim(port: number): boolean {
+  const file = join(CLAIMS_DIR, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false;
+      rmSync(file, { force: true }); // stale: whoever takes the file next has it
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    srv.once('error', () => resolve(false));
+    // every address (IPv4 and IPv6): a server on 127.0.0.1 or ::1 makes this fail too
+    srv.listen(port, () => srv.close(() => resolve(true)));
   });
 }
 
@@ -109,7 +149,8 @@ export async function waitFor(
   let exited = false;
   void opts.proc?.exited.then(() => (exited = true));
   for (;;) {
-    if (exited) throw new Error(`${what} exited during start-up; see ${opts.proc?.logFile}`);
+    if (exited)
+      throw new Error(`${what} exited during start-up; see ${opts.proc?.logFile}${logTail(opts.proc?.logFile)}`);
     try {
       if (await check()) return;
     } catch {
@@ -120,6 +161,16 @@ export async function waitFor(
         `${what} not ready after ${opts.timeoutMs ?? 60_000} ms${opts.proc ? `; see ${opts.proc.logFile}` : ''}`,
       );
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The last lines of a log, for an error message read where the log is gone (a CI run). */
+function logTail(file: string | undefined, lines = 20): string {
+  if (!file) return '';
+  try {
+    return `; its last lines:\n${readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`;
+  } catch {
+    return '';
   }
 }
 
