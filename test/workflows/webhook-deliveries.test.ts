@@ -70,3 +70,30 @@ test('a resend that arrives while its round is marked failed is still attempted'
   await handle.result();
   expect(attempts(d)).toHaveLength(11);
 });
+
+test('a recover that reaches a stopped endpoint while its deliveries are failed is still attempted', async () => {
+  const ctx = testContext(wf);
+  const id = ctx.id('webhooks_we-stop-recover');
+  const d = `${id}:msg_1`;
+  // the endpoint was disabled at the first attempt, and is enabled again by the time of the second
+  ctx.world.script(d, { attempts: [{ kind: 'stopped' as const }, { kind: 'done' as const }] });
+  const gate = ctx.world.gate(d, 'failWebhookDeliveries');
+  const input: EndpointDeliveryInput = { tenantId: TENANT, endpointId: id, retryScale: 0.00001, idleMs: 200 };
+  const handle = await ctx.client.workflow.signalWithStart(endpointDeliveries.name, {
+    taskQueue: ctx.taskQueue,
+    workflowId: `${TENANT}/${id}`,
+    args: [input],
+    signal: deliverSignal,
+    signalArgs: [[{ deliveryId: d, round: 0 }]],
+  });
+  await gate.reached;
+  // PATCH {"status":"enabled"} then POST /webhooks/{id}/recover, while this run fails round 0
+  await handle.signal(deliverSignal, [{ deliveryId: d, round: 1 }]);
+  gate.release();
+  await handle.result();
+  expect(attempts(d)).toHaveLength(2);
+  // only round 0 was failed: round 1, which the recover raised, stays for its attempt
+  expect(wf.world.callsOf(d).find((c) => c.activity === 'failWebhookDeliveries')?.input).toMatchObject({
+    rounds: { [d]: 0 },
+  });
+});

@@ -23,6 +23,8 @@ const ATTEMPTS_PER_RUN = 500;
 const ROUND_SUPERSEDED = 'round-superseded-mid-attempt';
 /** Patch: a resend that arrives while its round is being marked failed stays queued. */
 const ROUND_KEPT_AT_FAIL = 'round-kept-at-fail';
+/** Patch: a recover or resend that arrives while a stopped endpoint's deliveries are failed is kept. */
+const RESENT_KEPT_AT_STOP = 'resent-kept-at-stop';
 
 /**
  * Delivers one endpoint's events, one attempt at a time, earliest due first. A failed attempt is
@@ -35,6 +37,8 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
   const { tenantId, endpointId, retryScale } = input;
   const queue = new Map<string, QueuedDelivery>((input.queue ?? []).map((q) => [q.deliveryId, q]));
   let arrived = 0;
+  /** Deliveries given a new round since the current attempt began. */
+  const fresh = new Set<string>();
   setHandler(deliverSignal, (items) => {
     for (const item of items) {
       const held = queue.get(item.deliveryId);
@@ -48,6 +52,7 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
         ready: true,
       });
       arrived++;
+      fresh.add(item.deliveryId);
     }
   });
   setHandler(queueQuery, () => [...queue.values()]);
@@ -71,6 +76,7 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
     }
     // the round goes with the attempt: a resend or recover tells this workflow first, and the
     // attempt raises the delivery to it (shared/webhooks/attempt.ts)
+    fresh.clear();
     const outcome = await acts.attemptWebhookDelivery({
       tenantId,
       endpointId,
@@ -79,8 +85,22 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
     });
     attempts++;
     if (outcome.kind === 'stopped') {
-      await acts.failWebhookDeliveries({ tenantId, deliveryIds: [...queue.keys()] });
-      return;
+      if (!patched(RESENT_KEPT_AT_STOP)) {
+        await acts.failWebhookDeliveries({ tenantId, deliveryIds: [...queue.keys()] });
+        return;
+      }
+      // A recover sent once the endpoint is enabled again may reach this run before it ends: the
+      // deliveries it names are kept and attempted (their attempt sees the endpoint as it is
+      // now), where ending would lose them. Only the rounds held before are failed.
+      const stale = [...queue.values()].filter((q) => !fresh.has(q.deliveryId));
+      await acts.failWebhookDeliveries({
+        tenantId,
+        deliveryIds: stale.map((q) => q.deliveryId),
+        rounds: Object.fromEntries(stale.map((q) => [q.deliveryId, q.round])),
+      });
+      for (const q of stale) if (queue.get(q.deliveryId)!.round === q.round) queue.delete(q.deliveryId);
+      if (queue.size === 0) return;
+      continue;
     }
     // a resend that arrived during the attempt started a new round, ready in the queue: the
     // attempt's outcome belongs to its own round and must not end or delay the new one
