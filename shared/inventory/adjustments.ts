@@ -326,20 +326,26 @@ export class Adjustments {
    */
   async apply(doc: AdjustmentDoc): Promise<AdjustmentDoc> {
     await recordLotCost(this.tenantDb, doc.ledgerKey, doc.sku);
-    const { movement, onHand } = await new Ledger(this.tenantDb).set({
+    const movement = {
       sku: doc.sku,
       locationId: doc.locationId,
-      target: doc.newQuantity,
       reason: doc.reason,
       reference: doc.reference ?? { type: 'adjustment', id: doc._id },
       actor: doc.approvedBy ?? this.actor,
       idempotencyKey: doc.ledgerKey,
-    });
+    };
+    // a manual adjustment sets what it names; a count's correction moves the balance by what the
+    // count found missing or extra, so what was sold or received since the count stays counted
+    const ledger = new Ledger(this.tenantDb);
+    const { movement: made, onHand } =
+      doc.reference?.type === 'count'
+        ? await ledger.shift({ ...movement, by: doc.difference })
+        : await ledger.set({ ...movement, target: doc.newQuantity });
     const set = {
       applied: true,
       applyingUntil: null,
-      movementId: movement?.idempotencyKey ?? null,
-      appliedDelta: movement?.delta ?? 0,
+      movementId: made?.idempotencyKey ?? null,
+      appliedDelta: made?.delta ?? 0,
       quantityAfter: onHand,
       updatedAt: new Date(),
     };

@@ -16,8 +16,10 @@ import { Ledger } from './ledger';
  *
  * Items are recorded with PUT …/items: each SKU's counted quantity beside the ledger's balance at
  * that moment (expected). Completing turns every item whose counted quantity differs from its
- * expected one into an approved `count_correction` adjustment that sets the balance to the counted
- * quantity through the ledger under the key `cnt:<countId>:<sku>`.
+ * expected one into an approved `count_correction` adjustment that moves the balance by the
+ * difference (counted − expected, never below zero) through the ledger under the key
+ * `cnt:<countId>:<sku>`: what was sold or received between counting and completing stays counted,
+ * where setting the balance to the counted quantity would undo it.
  *
  * Completion first claims the count (`open → completing`, one guarded update, with a lease), so
  * of concurrent completes one does the work; the others wait for it and answer 409

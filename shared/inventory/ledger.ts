@@ -93,23 +93,47 @@ export class Ledger {
   }
 
   /**
-   * Sets a balance to `target` (a count, a manual edit): the movement is the difference from the
-   * balance read, applied only if the balance is still that value; otherwise read again.
+   * Sets a balance to `target` (a manual edit): the movement is the difference from the balance
+   * read, applied only if the balance is still that value; otherwise read again.
    */
-  async set(
+  set(
     input: Omit<MovementInput, 'delta'> & { target: number },
   ): Promise<{ movement: StockMovement | null; onHand: number }> {
     if (!Number.isFinite(input.target) || input.target < 0) throw negativeStock();
+    return this.settle(input, () => input.target);
+  }
+
+  /**
+   * Moves a balance by `by`, but never below zero (a count's correction: what was counted less
+   * what was expected then, so the movements made since the count stay counted). Applied only on
+   * the balance it was computed from, like `set`.
+   */
+  shift(
+    input: Omit<MovementInput, 'delta'> & { by: number },
+  ): Promise<{ movement: StockMovement | null; onHand: number }> {
+    if (!Number.isFinite(input.by))
+      throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
+    return this.settle(input, (current) => Math.max(0, current + input.by));
+  }
+
+  /** A movement to `targetOf(the balance)`, on that balance only: read again while it changes under it. */
+  private async settle(
+    input: Omit<MovementInput, 'delta'>,
+    targetOf: (current: number) => number,
+  ): Promise<{ movement: StockMovement | null; onHand: number }> {
     const key = input.idempotencyKey;
     if (key) {
       const done = await this.movements.findOne({ _id: this.movementId(key) });
-      if (done?.status === 'applied') return { movement: done, onHand: done.balanceAfter ?? input.target };
+      // applied long ago (its balance after it not kept): the balance now
+      if (done?.status === 'applied')
+        return { movement: done, onHand: done.balanceAfter ?? (await this.onHand(input.sku, input.locationId)) };
     }
     for (let attempt = 0; attempt < 50; attempt++) {
       const current = await this.onHand(input.sku, input.locationId);
-      if (current === input.target) return { movement: null, onHand: current };
-      const result = await this.tryApply({ ...input, delta: input.target - current }, current);
-      if (result !== 'stale') return { movement: result, onHand: result.balanceAfter ?? input.target };
+      const target = targetOf(current);
+      if (current === target) return { movement: null, onHand: current };
+      const result = await this.tryApply({ ...input, delta: target - current }, current);
+      if (result !== 'stale') return { movement: result, onHand: result.balanceAfter ?? target };
     }
     throw new AppError(409, 'conflict', `The stock of ${input.sku} at ${input.locationId} keeps changing; retry`);
   }

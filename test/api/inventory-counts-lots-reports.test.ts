@@ -321,6 +321,42 @@ describe('counts', () => {
     );
   });
 
+  test('movements between counting and completing stay counted: a correction moves the balance by the difference, never below zero', async () => {
+    const sold = await freshSku(10);
+    const received = await freshSku(10);
+    const emptied = await freshSku(10);
+    const count = await openCount();
+    await api.put(`/inventory/counts/${count.id}/items`, {
+      countItems: [
+        { sku: sold, countedQuantity: 8 }, // 2 missing when counted
+        { sku: received, countedQuantity: 9 }, // 1 missing
+        { sku: emptied, countedQuantity: 7 }, // 3 missing
+      ],
+    });
+    // after the count: 3 of `sold` sold, 5 of `received` received, 9 of `emptied` sold
+    await ledger.apply({ sku: sold, locationId: main, delta: -3, reason: 'sale', actor: 'test' });
+    await ledger.apply({ sku: received, locationId: main, delta: 5, reason: 'restock', actor: 'test' });
+    await ledger.apply({ sku: emptied, locationId: main, delta: -9, reason: 'sale', actor: 'test' });
+    const res = await api.post(`/inventory/counts/${count.id}/complete`);
+    expect(res.status).toBe(200);
+    // 10 − 3 − 2 = 5; 10 + 5 − 1 = 14; 1 − 3 stops at 0
+    expect([
+      await ledger.onHand(sold, main),
+      await ledger.onHand(received, main),
+      await ledger.onHand(emptied, main),
+    ]).toEqual([5, 14, 0]);
+    const adj = await Promise.all(
+      res.body.summary.adjustments.map((id: string) => api.get(`/inventory/adjustments/${id}`)),
+    );
+    expect(adj.map((a) => [a.body.sku, a.body.difference, a.body.appliedDelta, a.body.quantityAfter]).sort()).toEqual(
+      [
+        [sold, -2, -2, 5],
+        [received, -1, -1, 14],
+        [emptied, -3, -1, 0],
+      ].sort(),
+    );
+  });
+
   test('two concurrent completes: one 200, one 409 conflict/count-completed; every correction applied once', async () => {
     const skus = await Promise.all([10, 20, 30, 40, 50].map((s) => freshSku(s)));
     const count = await openCount();
