@@ -70,7 +70,8 @@ export function componentSteps(n: ComponentNeed): number {
 
 /**
  * Base-unit steps of a substitute standing in for `primarySteps` of a primary (precision
- * `primaryPrecision`): primary base units × conversionFactor, in the substitute's steps.
+ * `primaryPrecision`): primary base units × conversionFactor, in the substitute's steps. A
+ * shortfall is covered by at least one step: rounded to none, it would be covered by nothing.
  */
 export function substituteSteps(
   primarySteps: number,
@@ -83,7 +84,8 @@ export function substituteSteps(
     num: BigInt(primarySteps) * c.num * 10n ** BigInt(precision),
     den: c.den * 10n ** BigInt(primaryPrecision),
   };
-  return Number(roundedQuotient(f));
+  const steps = Number(roundedQuotient(f));
+  return primarySteps > 0 ? Math.max(1, steps) : steps;
 }
 
 /**

@@ -79,6 +79,8 @@ describe('substituteSteps: primary base units × conversionFactor, in the substi
     ['0.01 at 0.5 is 0.005 → half a step at precision 2 → 1', [1, 2, 0.5, 2], 1],
     ['0.3 at 1 is exactly 0.3 at precision 1 → 3', [3, 1, 1, 1], 3],
     ['1 kg at 1.1 with the substitute at precision 2 is 1.1 → 110', [1000, 3, 1.1, 2], 110],
+    ['1 g short, a substitute in whole kg at 1 is 0.001 kg: still one step, never none', [1, 3, 1, 0], 1],
+    ['0.4 of a piece at 1 rounds to none, but covering a shortfall takes one', [4, 1, 1, 0], 1],
   ])('%s', (_name, [primary, primaryPrecision, factor, precision], steps) => {
     expect(substituteSteps(primary, primaryPrecision, factor, precision)).toBe(steps);
   });
