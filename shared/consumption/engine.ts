@@ -173,9 +173,12 @@ export class ConsumptionEngine {
     if (!failed.length) {
       const consumed = outcomes.map((o, i) => consumedOf(lines[i], (o as PromiseFulfilledResult<Applied>).value));
       const decided = await this.decide(doc, 'applied', { consumed });
+      // `replayed` tells whether this request found the attempt recorded by another, whichever
+      // of the attempt's drivers decides it: of concurrent identical requests, the one that
+      // recorded it answers false
       if (decided) return { doc: decided, replayed: joined };
       const now = await this.find(doc.consumptionId);
-      if (now?.status === 'applied' && now.attempt === doc.attempt) return { doc: now, replayed: true };
+      if (now?.status === 'applied' && now.attempt === doc.attempt) return { doc: now, replayed: joined };
       // decided failing by another driver of this attempt: what this one took goes back too
       if (now && now.attempt === doc.attempt && now.status !== 'pending') {
         if (now.status === 'failing') await this.putBack(now, 'failed');
@@ -187,7 +190,7 @@ export class ConsumptionEngine {
     const other = failed.find((f) => !shortfallOf(f.error, f.line));
     const decided = await this.decide(doc, 'failing', { shortfalls });
     const now = decided ? null : await this.find(doc.consumptionId);
-    if (now?.status === 'applied' && now.attempt === doc.attempt) return { doc: now, replayed: true };
+    if (now?.status === 'applied' && now.attempt === doc.attempt) return { doc: now, replayed: joined };
     await this.putBack({ ...doc, status: 'failing' }, 'failed');
     if (other) throw other.error;
     throw new ConsumptionRefused(shortfalls);

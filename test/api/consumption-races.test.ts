@@ -106,6 +106,8 @@ describe('a consumption another request is driving', () => {
     expect(await onHand(flour)).toBe(0);
     // stock was taken once for this reference: the second request should say so
     expect({ status: second.status, code: second.body.code }).toEqual({ status: 200, code: undefined });
+    // the second decided it, but the first recorded it: only the second is a replay
+    expect([firstResult.replayed, second.body.replayed]).toEqual([false, true]);
   });
 
   test('a retry of a BOM run whose driver died after taking one material finishes it and answers it', async () => {

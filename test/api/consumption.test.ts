@@ -234,7 +234,8 @@ describe('a BOM run takes real stock', () => {
     const all = await Promise.all(Array.from({ length: 10 }, () => api.post(`/products/${p}/bom/consume`, body)));
     expect(all.map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(new Set(all.map((r) => r.body.consumptionId)).size).toBe(1);
-    expect(all.filter((r) => r.body.replayed === false).length).toBeLessThanOrEqual(1);
+    // the request that recorded it answers replayed false, whichever request's takes decided it
+    expect(all.filter((r) => r.body.replayed === false).length).toBe(1);
     expect(await onHand(milk)).toBe(9.5);
     expect(await onHand(box)).toBe(8);
     // a later retry answers the first result and takes nothing; another referenceType is another consumption
