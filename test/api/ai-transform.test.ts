@@ -396,7 +396,7 @@ describe('AI transforms over HTTP', () => {
   });
 
   test('a budget that pays for some calls: the run ends partial, the rest BUDGET_EXCEEDED', async () => {
-    const limit = 1500; // a call reserves about 720 tokens and costs 300: two or three calls fit
+    const limit = 4000; // a call reserves about 1,700 tokens (its bytes) and costs 300: two fit at once
     const { api } = await tenantClient(limit);
     const made = await createProducts(api, skuPrefix(), names(8));
     fixedCost();
@@ -457,6 +457,29 @@ describe('AI transforms over HTTP', () => {
     // every changed product is one answered call, and every answered call changed its product
     expect(changed.sort()).toEqual(calls.map((c) => skuOf(c.body)!).sort());
     expect(changed.length + refused.length).toBe(all.length);
+  });
+
+  test('a provider billing the most its tokenizer can (a token a byte, every output token) still never takes the day past its budget', async () => {
+    const limit = 6000;
+    const { api } = await tenantClient(limit);
+    const prefix = skuPrefix();
+    const groups = await Promise.all(['P', 'Q', 'R'].map((g) => createProducts(api, `${prefix}${g}`, names(4))));
+    // the most a byte-level tokenizer can make of the request: one token per byte of every message
+    // and of the schema, the framing of each message, and all of max_tokens
+    ai.script((body) => {
+      const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+      const prompt =
+        body.messages.reduce((n, m) => n + 8 + bytes(m.content), 0) +
+        bytes(JSON.stringify(body.response_format?.json_schema?.schema ?? {}));
+      const completion = body.max_tokens ?? 200;
+      return { usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
+    });
+    const answers = await Promise.all(groups.map((made) => transform(api, retitle(made))));
+    for (const res of answers) expect([200, 207, 429]).toContain(res.status);
+    const budget = (await api.get('/products/bulk/ai/budget')).body;
+    expect(budget.reserved).toBe(0);
+    expect(budget.used).toBeGreaterThan(0);
+    expect(budget.used).toBeLessThanOrEqual(limit);
   });
 
   test('a large selection is a job: 202, Location, polled to completed; cancel and other tenants', async () => {
