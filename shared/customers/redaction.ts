@@ -57,7 +57,10 @@ function pick(order: OrderCustomerFields): OrderCustomerFields {
  */
 export async function redactOrdersOf(tenantDb: TenantDb, customerId: string, actor: string): Promise<number> {
   const col = tenantDb.collection(orders);
-  const cursor = col.find({ customerId }, { projection: { _id: 1, customerInfo: 1, shippingAddress: 1 } });
+  const cursor = col.find(
+    { customerId },
+    { projection: { _id: 1, customerInfo: 1, shippingAddress: 1, redaction: 1 } },
+  );
   let changed = 0;
   for await (const order of cursor) {
     if (await redactOrder(tenantDb, order as OrderDoc, customerId, actor)) changed++;
@@ -68,14 +71,19 @@ export async function redactOrdersOf(tenantDb: TenantDb, customerId: string, act
 /** The order was gone when its redaction was written: nothing changed. */
 class OrderGone extends Error {}
 
-/** Redacts one order's customer fields (read as `order`), announced as order.updated; false when they already were. */
+/**
+ * Redacts one order's customer fields (read as `order`), announced as order.updated; false when
+ * this customer's redaction already did. Fields that only look redacted (an order redacted for
+ * an earlier customer, then relinked to this one) are written again: the write marks the order,
+ * and a customer-field edit checked before it is refused by that mark (Orders.write).
+ */
 export async function redactOrder(
   tenantDb: TenantDb,
-  order: Pick<OrderDoc, '_id' | 'customerInfo' | 'shippingAddress'>,
+  order: Pick<OrderDoc, '_id' | 'customerInfo' | 'shippingAddress' | 'redaction'>,
   customerId: string,
   actor: string,
 ): Promise<boolean> {
-  if (isRedactedOrder(order)) return false;
+  if (order.redaction?.customerId === customerId && isRedactedOrder(order)) return false;
   const now = new Date();
   const event: OrderEvent = {
     id: new ObjectId().toHexString(),
@@ -90,13 +98,14 @@ export async function redactOrder(
       tenantDb,
       { type: 'order.updated', key: orderEventKey(id, event.id), kind: 'order', id },
       async () => {
-        const doc = await tenantDb
-          .collection(orders)
-          .findOneAndUpdate(
-            { _id: order._id },
-            { $set: { ...redactedOrderFields(order), updatedAt: now }, $push: { audit: event } } as never,
-            { returnDocument: 'after' },
-          );
+        const doc = await tenantDb.collection(orders).findOneAndUpdate(
+          { _id: order._id },
+          {
+            $set: { ...redactedOrderFields(order), redaction: { customerId, at: now }, updatedAt: now },
+            $push: { audit: event },
+          } as never,
+          { returnDocument: 'after' },
+        );
         if (!doc) throw new OrderGone();
         return doc;
       },

@@ -74,6 +74,11 @@ export interface OrderDoc {
   audit: OrderEvent[];
   /** Set with the move to accepted; absent on orders accepted before orders moved stock. */
   stock?: OrderStockEffects;
+  /**
+   * The last redaction of its customer fields: whose, and when (each redaction sets a new `at`,
+   * which a write of customer fields checked before it is guarded by). Not shown.
+   */
+  redaction?: { customerId: string; at: Date };
   createdAt: Date;
   updatedAt: Date;
 }

@@ -441,8 +441,9 @@ export class Orders {
 
   /**
    * One atomic update with its audit event. `personal`: only while customerInfo and
-   * shippingAddress are as read (StateMoved otherwise), so that a redaction made since the
-   * read, which rewrites them, is not undone by data checked before it.
+   * shippingAddress are as read and no redaction wrote them since (StateMoved otherwise), so that
+   * a redaction made since the read is not undone by data checked before it, even one that wrote
+   * the values read (an order redacted for an earlier customer, then relinked).
    */
   private async write(
     current: OrderDoc,
@@ -455,6 +456,7 @@ export class Orders {
       ? {
           customerInfo: current.customerInfo,
           shippingAddress: current.shippingAddress === undefined ? { $exists: false } : current.shippingAddress,
+          ...(current.redaction ? { 'redaction.at': current.redaction.at } : { redaction: { $exists: false } }),
         }
       : {};
     const doc = await this.orders.findOneAndUpdate(

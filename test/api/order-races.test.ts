@@ -105,6 +105,32 @@ describe('an update of customer fields that the customer’s redaction overtakes
   );
 });
 
+describe('an order redacted for one customer, relinked to another whose redaction overtakes an update', () => {
+  test('the update is refused 409 customer-redacted and writes no personal data back', async () => {
+    const first = await customer();
+    const id = await order(await product(5), { customerId: first });
+    expect((await api.post(`/customers/${first}/redact`)).status).toBe(200);
+    // its fields now look redacted; it is relinked to another customer, then edited for them
+    const second = await customer();
+    expect((await api.put(`/orders/${id}`, { customerId: second })).status).toBe(200);
+    const { orders, held } = heldOrders();
+    const updating = orders.updateCustomer(id, { name: 'Bea Ruiz', email: 'bea@example.com' });
+    // read and checked (the second customer was not redacted), its write not yet sent
+    await held.reached;
+    expect((await api.post(`/customers/${second}/redact`)).status).toBe(200);
+    held.release();
+    await expect(updating).rejects.toMatchObject({ status: 409, code: 'customer-redacted' });
+    const stored = (await api.get(`/orders/${id}`)).body.data;
+    expect(stored.customerInfo).toEqual({ name: REDACTED_NAME, email: REDACTED_VALUE, phone: REDACTED_VALUE });
+    expect(stored).not.toHaveProperty('redaction');
+    // each customer's redaction is in the order's trail, once
+    const redactions = (await log(id)).filter((e) => e.type === 'customer_updated');
+    expect(redactions).toHaveLength(2);
+    expect((await api.post(`/customers/${second}/redact`)).status).toBe(200);
+    expect((await log(id)).filter((e) => e.type === 'customer_updated')).toHaveLength(2);
+  });
+});
+
 describe('an update naming a customer deleted meanwhile, undone after a status move', () => {
   it('puts back only what it wrote: the acceptance made meanwhile, and the stock it took, stay', async () => {
     const sku = await product(5);
