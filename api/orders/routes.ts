@@ -83,6 +83,7 @@ const createBody: JsonSchema = {
           price: {
             type: 'number',
             minimum: 0,
+            maximum: 1e12,
             description: "unit price before modifiers; the variant's or product's price when absent",
           },
           selectedModifiers: {

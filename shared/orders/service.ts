@@ -160,6 +160,8 @@ export class Orders {
     const taxCents = Math.round(
       items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0) * taxRate,
     );
+    if (!Number.isSafeInteger(subtotalCents + taxCents))
+      throw orderErrors.invalid('the order total is too large to count exactly in cents');
     const now = new Date();
     const _id = id ?? new ObjectId();
     const created = event('created', this.actor, { externalId: input.externalId }, now);
@@ -252,6 +254,11 @@ export class Orders {
     const missing = skus.filter((s) => !claims.some((c) => c.sku === s));
     if (missing.length)
       throw orderErrors.invalid(`items reference SKUs that are not in the catalog: ${missing.join(', ')}`);
+    const unsellable = claims.filter((c) => c.kind === 'material' || c.kind === 'supply').map((c) => c.sku);
+    if (unsellable.length)
+      throw orderErrors.invalid(
+        `items reference materials or supplies, which an order does not sell (a product's BOM consumes them): ${unsellable.join(', ')}`,
+      );
     const ids = [...new Set(claims.map((c) => c.productId))].map((id) => new ObjectId(id));
     const docs = await this.tenantDb
       .collection(products)
@@ -287,6 +294,11 @@ export class Orders {
           inventoryConsumption: m.inventoryConsumption,
         }));
       }
+      // a product priced beyond reason can still overflow a total: refuse what cannot be counted in exact cents
+      if (!Number.isSafeInteger(cents(price) * line.quantity))
+        throw orderErrors.invalid(
+          `items.${i}: price ${price} × quantity ${line.quantity} is too large to total exactly`,
+        );
       return {
         sku,
         name: (variant ?? product).title.value,

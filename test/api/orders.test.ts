@@ -33,8 +33,11 @@ beforeAll(async () => {
       variants: [{ sku: `${P}-TEE-L`, title: { value: 'Tee L' }, price: 12.5, position: 0, sellIfOutOfStock: true }],
     },
     { sku: `${P}-GIFT`, title: { value: 'Gift card' }, price: 50, taxable: false, productType: 'digital' },
+    { sku: `${P}-GOLD`, title: { value: 'Gold bar' }, price: 1e11, sellIfOutOfStock: true },
   ];
   for (const body of products) expect((await api.post('/products', body)).status).toBe(201);
+  const flour = { sku: `${P}-FLOUR`, title: 'Flour', baseUnit: { code: 'kg', name: 'kg', precision: 3 } };
+  expect((await api.post('/products/materials', flour)).status).toBe(201);
 });
 afterAll(() => deps.close());
 
@@ -119,6 +122,10 @@ describe('create and read', () => {
     ['no items', { items: [] }],
     ['quantity 0', { items: [{ sku: `${P}-TEE`, quantity: 0 }] }],
     ['SKU not in the catalog', { items: [{ sku: 'NOPE-404', quantity: 1 }] }],
+    ['SKU of a material', { items: [{ sku: `${P}-FLOUR`, quantity: 1 }] }],
+    ['line price beyond the maximum', { items: [{ sku: `${P}-TEE`, quantity: 2, price: 1e308 }] }],
+    ['line total beyond exact cents', { items: [{ sku: `${P}-GOLD`, quantity: 100000 }] }],
+    ['order total beyond exact cents', { items: Array(100).fill({ sku: `${P}-GOLD`, quantity: 100 }) }],
     ['computed fields sent', { total: 5 }],
     ['status sent', { orderStatus: 'accepted' }],
   ])('invalid create: %s → 400, nothing stored', async (_name, o) => {
