@@ -119,7 +119,8 @@ export class OrderStock {
         sales.push({
           sku: item.sku,
           quantity: item.quantity,
-          allowNegative: Boolean(variant?.sellIfOutOfStock || product.sellIfOutOfStock),
+          // a variant's own setting decides for it (the spec gives every variant one, default false)
+          allowNegative: Boolean((variant ?? product).sellIfOutOfStock),
           key: `ordsale:${orderId}:${runId}:${i}`,
         });
       const bom = product.billOfMaterials as StoredBom | undefined;

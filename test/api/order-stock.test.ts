@@ -221,6 +221,24 @@ describe('accepting an order takes its stock; cancelling it puts it back', () =>
     expect(await stockOf(pre.sku)).toBe(0);
   });
 
+  it('a variant follows its own sellIfOutOfStock, not its product’s', async () => {
+    const shoe = await product('SHOE', {
+      sellIfOutOfStock: true,
+      variants: [
+        { sku: sku('SHOE-42'), title: { value: '42' }, price: 40, position: 0, sellIfOutOfStock: false },
+        { sku: sku('SHOE-43'), title: { value: '43' }, price: 40, position: 1, sellIfOutOfStock: true },
+      ],
+    });
+    const [strict, lenient] = shoe.variants.map((v: { sku: string }) => v.sku);
+    await setStock(strict, 1);
+    const refused = await accept(await order([{ sku: strict, quantity: 3 }]));
+    expectError(refused, 409, 'orders:insufficient_stock', 'orders');
+    expect(refused.body.error.message).toContain(strict);
+    expect(await stockOf(strict)).toBe(1);
+    expect((await accept(await order([{ sku: lenient, quantity: 2 }]))).status).toBe(200);
+    expect(await stockOf(lenient)).toBe(-2);
+  });
+
   it('takes stock at the order’s location; an unknown location is refused at creation', async () => {
     const lamp = await product('LAMP');
     await setStock(lamp.sku, 4, B);
