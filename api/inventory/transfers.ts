@@ -1,5 +1,5 @@
 import { defineRoutes, type InputFailure, type RouteSpec } from '../route';
-import { tenantOf, type AppContext } from '../context';
+import { createdId, tenantOf, type AppContext } from '../context';
 import { presentTransfer } from '../../shared/inventory/transfers';
 import { TransferService, type NewTransfer } from '../../shared/inventory/transfer-service';
 import {
@@ -77,7 +77,7 @@ export const transferRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/transfers',
-    idempotency: 'native',
+    idempotency: 'stored',
     summary:
       'Create a transfer of stock between two locations (pending); it runs as the workflow <tenantId>/<transferId>',
     tags: ['inventory'],
@@ -133,7 +133,12 @@ export const transferRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const { tenantDb, principal } = tenantOf(ctx);
-      const t = await service(ctx).create(tenantDb, principal.keyId, ctx.request.body as unknown as NewTransfer);
+      const t = await service(ctx).create(
+        tenantDb,
+        principal.keyId,
+        ctx.request.body as unknown as NewTransfer,
+        createdId(ctx, 'trf'),
+      );
       ctx.status = 201;
       ctx.body = presentTransfer(t);
     },

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { carriedAppError } from '../errors/failures';
@@ -97,7 +97,7 @@ export class TransferService {
    * both locations and every SKU must exist. No workflow, no transfer: the record is removed when
    * the start fails.
    */
-  async create(tenantDb: TenantDb, actor: string, input: NewTransfer): Promise<TransferDoc> {
+  async create(tenantDb: TenantDb, actor: string, input: NewTransfer, id = newId('trf')): Promise<TransferDoc> {
     if (input.originId === input.destinationId)
       throw new AppError(400, 'bad-request/same-location', 'originId and destinationId must differ', {
         field: 'destinationId',
@@ -115,7 +115,6 @@ export class TransferService {
       if (!(await catalog.skuOwner(sku)))
         throw new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'productsList' });
 
-    const id = newId('trf');
     const now = new Date();
     const productsList: TransferLine[] = [...merged].map(([sku, quantity]) => ({ sku, quantity }));
     const doc: TransferDoc = {
@@ -150,22 +149,26 @@ export class TransferService {
       tenantDb,
       change,
       async () => {
-        await col.insertOne(doc);
+        // a retry of a request that died after its insert finds the transfer and makes sure it runs
+        const earlier = await col.insertOnce(doc);
         try {
           await startWorkflow(this.temporal, transferWorkflow, workflowInput, {
             taskQueue: this.taskQueue,
             workflowId: doc.workflowId,
             workflowIdConflictPolicy: 'FAIL',
+            // a transfer's workflow runs once: never a second run after it ended
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
             typedSearchAttributes: [
               { key: TENANT_ID, value: tenantDb.tenantId },
               { key: JOB_TYPE, value: 'inventory-transfer' },
             ],
           });
         } catch (err) {
-          await col.deleteById(id);
+          if (earlier && err instanceof WorkflowExecutionAlreadyStartedError) return earlier;
+          if (!earlier) await col.deleteById(id);
           throw err;
         }
-        return doc;
+        return earlier ?? doc;
       },
       transferEvent,
     );

@@ -5,6 +5,7 @@ import { TenantDb } from '../../shared/db/tenant-db';
 import { Ledger } from '../../shared/inventory/ledger';
 import { transfers } from '../../shared/inventory/transfers';
 import { recordLotCost } from '../../shared/inventory/lots';
+import { TransferService } from '../../shared/inventory/transfer-service';
 import { locations, systemLocationId } from '../../shared/locations/locations';
 
 /** Transfers on the real API and worker: each is a workflow; approve / receive / cancel are Updates guarded by its state. */
@@ -209,6 +210,40 @@ test('a retried receive with the same Idempotency-Key answers the first result; 
     'conflict/transfer-received',
   );
   expect(await ledger().onHand(SKU, dest)).toBe(before + 2);
+});
+
+test('a create retried with the same Idempotency-Key makes one transfer and answers it again', async () => {
+  const body = {
+    originId: origin,
+    destinationId: dest,
+    productsList: [{ sku: SKU2, quantity: 3 }],
+    notes: `${P}-once`,
+  };
+  const headers = { 'idempotency-key': `${P}-create` };
+  const first = await api.post('/inventory/transfers', body, { headers });
+  const again = await api.post('/inventory/transfers', body, { headers });
+  expect([first.status, again.status]).toEqual([201, 201]);
+  expect(again.body).toEqual(first.body);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expectError(
+    await api.post('/inventory/transfers', { ...body, notes: 'another' }, { headers }),
+    409,
+    'idempotency-key-reused',
+  );
+  const stored = await new TenantDb(deps.db, tenantId).collection(transfers).countDocuments({ notes: `${P}-once` });
+  expect(stored).toBe(1);
+});
+
+test('a create that died after storing its transfer is finished by the retry: the same transfer, one workflow', async () => {
+  const service = new TransferService(deps.temporal, deps.config.taskQueue);
+  const tenantDb = new TenantDb(deps.db, tenantId);
+  const input = { originId: origin, destinationId: dest, productsList: [{ sku: SKU2, quantity: 1 }] };
+  const id = `trf_${P.toLowerCase()}_retry`;
+  const first = await service.create(tenantDb, 'test', input, id);
+  const retry = await service.create(tenantDb, 'test', input, id);
+  expect(retry._id).toBe(first._id);
+  expect(await tenantDb.collection(transfers).countDocuments({ _id: id })).toBe(1);
+  expect((await deps.temporal.workflow.getHandle(first.workflowId).describe()).status.name).toBe('RUNNING');
 });
 
 test('receive without enough stock at the origin: 409 conflict/insufficient-stock, nothing moves, still approved', async () => {
