@@ -138,7 +138,7 @@ export async function planImport(
   },
 ): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
-  return mapLimit(parsed, PLAN_CONCURRENCY, async (p, index): Promise<Plan> => {
+  const plans = await mapLimit(parsed, PLAN_CONCURRENCY, async (p, index): Promise<Plan> => {
     if (p.errors.length || !p.body) return { kind: 'error', parsed: p, messages: p.errors };
     const sku = String(p.body.sku ?? '').toUpperCase();
     const _id = opts.idOf?.(index);
@@ -186,6 +186,36 @@ export async function planImport(
     } catch (err) {
       return { kind: 'error', parsed: p, messages: [messageOf(err)] };
     }
+  });
+  return refuseSharedTargets(plans);
+}
+
+/**
+ * A file that gives one SKU to two of its products (Shopify allows it across handles), or two
+ * products that both update one stored product: only one write could land, so the later product
+ * is an error, decided before anything is written. Reporting both as done would claim a write
+ * that never happened, and an all-or-nothing import would write the others.
+ */
+function refuseSharedTargets(plans: Plan[]): Plan[] {
+  const firstRow = new Map<string, number>();
+  return plans.map((plan) => {
+    if (plan.kind === 'error' || (plan.kind === 'skip' && !plan.current)) return plan;
+    const current = plan.kind === 'create' ? undefined : plan.current;
+    const targets = [
+      ...(plan.kind === 'skip' ? [] : skusOf(plan.product).map((s) => s.sku.toUpperCase())),
+      ...(current ? [`#${current._id.toHexString()}`, ...skusOf(current).map((s) => s.sku)] : []),
+    ];
+    const taken = targets.find((t) => firstRow.has(t));
+    if (taken === undefined) {
+      for (const t of targets) firstRow.set(t, plan.parsed.rows[0]);
+      return plan;
+    }
+    const what = taken.startsWith('#') ? `product ${taken.slice(1)}` : `SKU ${taken}`;
+    return {
+      kind: 'error',
+      parsed: plan.parsed,
+      messages: [`${what} is also written by the product of row ${firstRow.get(taken)} of this file`],
+    };
   });
 }
 

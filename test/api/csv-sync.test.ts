@@ -141,6 +141,51 @@ describe('sync import', () => {
     expect(await bySku(good)).toBeNull();
   });
 
+  describe('a file that gives one SKU to two products (Shopify allows it across handles)', () => {
+    const shopify = (rows: [string, string, string, string][]) =>
+      toCsvText(
+        ['Handle', 'Title', 'Variant SKU', 'Variant Price'],
+        rows.map(([Handle, Title, sku, price]) => ({ Handle, Title, 'Variant SKU': sku, 'Variant Price': price })),
+      );
+
+    test('two handles updating one stored product: the first is written, the second is its row’s error', async () => {
+      const sku = P();
+      expect((await api.post('/products', { sku, title: { value: 'Original' }, price: 5 })).status).toBe(201);
+      const res = await importCsv({
+        format: 'shopify',
+        content: shopify([
+          ['first-handle', 'First', sku, '10'],
+          ['second-handle', 'Second', sku, '20'],
+        ]),
+      });
+      expect(res.status).toBe(207);
+      expect(res.body).toMatchObject({
+        updated: 1,
+        errors: [{ row: 3, sku, message: expect.stringContaining('row 2') }],
+      });
+      expect(await bySku(sku)).toMatchObject({ title: { value: 'First' }, price: 10 });
+    });
+
+    test('skipErrorRows false: a new SKU given to two handles writes nothing at all', async () => {
+      const dup = P();
+      const ok = P();
+      const res = await importCsv({
+        format: 'shopify',
+        content: shopify([
+          ['h-one', 'One', dup, '10'],
+          ['h-two', 'Two', dup, '20'],
+          ['h-three', 'Three', ok, '30'],
+        ]),
+        createIfNotExists: true,
+        skipErrorRows: false,
+      });
+      expect(res.status).toBe(207);
+      expect(res.body).toMatchObject({ created: 0, operationId: null, errors: [{ row: 3, sku: dup }] });
+      expect(await bySku(dup)).toBeNull();
+      expect(await bySku(ok)).toBeNull();
+    });
+  });
+
   test('fieldsToUpdate: only those fields change on existing products', async () => {
     const sku = P();
     await importCsv({ content: csv([{ sku, title: 'Before', price: 5, brand: 'Old' }]), createIfNotExists: true });
