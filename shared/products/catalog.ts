@@ -400,8 +400,8 @@ export class Catalog {
   }
 
   /**
-   * Puts a product back as it was (a rollback), if it is still at `expectedVersion`; a snapshot
-   * whose product is gone is created again. Answers false when someone changed it since.
+   * Puts a product back as it was (a rollback), if it is still at `expectedVersion`, keeping its
+   * current channel bindings. Answers false when someone changed it since.
    */
   async restore(before: ProductDoc, expectedVersion: number): Promise<boolean> {
     const {
@@ -417,7 +417,9 @@ export class Catalog {
     } = before;
     const current = await this.products.findOne({ _id });
     if (!current || current.version !== expectedVersion) return false;
-    await this.write(current, input as ProductInput);
+    // bindings say what a channel holds, which a rollback does not change (and a publication
+    // records them without a new version): the current ones stay
+    await this.write(current, { ...input, bindings: current.bindings } as ProductInput);
     return true;
   }
 
