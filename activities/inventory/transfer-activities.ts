@@ -3,6 +3,7 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { Ledger } from '../../shared/inventory/ledger';
+import { Locations } from '../../shared/locations/locations';
 import { lotCosts, outgoingUnitCost, recordLotCost } from '../../shared/inventory/lots';
 import { transferEvent, transfers, type TransferDoc, type TransferEvent } from '../../shared/inventory/transfers';
 import { recordEvent } from '../../shared/webhooks/events';
@@ -49,6 +50,16 @@ export function transferActivities({ db }: ActivityDeps) {
       const reference = { type: 'transfer', id: input.transferId };
       const lines = input.productsList;
       const from = (activityInfo().heartbeatDetails as MoveProgress | undefined) ?? { out: 0, in: 0 };
+      // a location deleted since the transfer was made could never give the stock back: refuse
+      // before anything moves (an approved transfer also keeps its locations from being deleted)
+      if (from.out === 0) {
+        const locations = new Locations(tenantDb);
+        for (const id of [input.originId, input.destinationId])
+          if (!(await locations.getRaw(id)))
+            throw new AppError(404, 'not-found/location', `Location ${id} no longer exists; cancel the transfer`, {
+              field: id === input.originId ? 'originId' : 'destinationId',
+            });
+      }
       for (let i = from.out; i < lines.length; i++) {
         const line = lines[i];
         await recordLotCost(tenantDb, key('in', line.sku), line.sku, () =>

@@ -3,6 +3,7 @@ import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { materialStock } from '../materials/collections';
+import { transfers } from '../inventory/transfers';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { pageWindow, type PageRequest } from '../paging';
@@ -310,6 +311,20 @@ export class LocationService {
         { materialsWithStock: materialHolding.length, examples: materialHolding.slice(0, 5).map((d) => d.sku) },
       );
     }
+    // a transfer not yet received is stock on its way from or to here: its receive would strand it
+    const open = await this.tenantDb
+      .collection(transfers)
+      .find(
+        { status: { $in: ['pending', 'approved'] }, $or: [{ originId: id }, { destinationId: id }] },
+        { projection: { _id: 1 } },
+      )
+      .limit(5)
+      .toArray();
+    if (open.length)
+      throw locationErrors.cantDelete(
+        `Location ${id} is the origin or destination of transfers not yet received (${open.map((t) => t._id).join(', ')}); receive or cancel them first`,
+        { openTransfers: open.map((t) => t._id) },
+      );
     if (!(await this.col.deleteById(id))) throw locationErrors.notFound(`No location ${id}`);
     await this.zones.deleteMany({ locationId: id });
     const sys = await this.locations.systemRaw();

@@ -246,6 +246,41 @@ test('a create that died after storing its transfer is finished by the retry: th
   expect((await deps.temporal.workflow.getHandle(first.workflowId).describe()).status.name).toBe('RUNNING');
 });
 
+test('a location with a transfer not yet received cannot be deleted; once it is received, it can', async () => {
+  const loc = await api.post('/locations', { name: `Gone ${P}`, type: 'location' });
+  const t = await api.post('/inventory/transfers', {
+    originId: origin,
+    destinationId: loc.body.id,
+    productsList: [{ sku: SKU2, quantity: 2 }],
+  });
+  expect(t.status).toBe(201);
+  const refused = await api.delete(`/locations/${loc.body.id}`);
+  expectError(refused, 400, "bad-request/can't-delete");
+  expect(refused.body.message).toContain(t.body.id);
+  expect((await act(t.body.id, 'approve')).status).toBe(200);
+  expectError(await api.delete(`/locations/${loc.body.id}`), 400, "bad-request/can't-delete");
+  expect((await act(t.body.id, 'cancel')).status).toBe(200);
+  expect((await api.delete(`/locations/${loc.body.id}`)).status).toBe(200);
+});
+
+test('a receive into a location deleted meanwhile is refused: 404 not-found/location, nothing moves, still approved', async () => {
+  const loc = await api.post('/locations', { name: `Raced ${P}`, type: 'location' });
+  const t = await api.post('/inventory/transfers', {
+    originId: origin,
+    destinationId: loc.body.id,
+    productsList: [{ sku: SKU2, quantity: 2 }],
+  });
+  expect((await act(t.body.id, 'approve')).status).toBe(200);
+  const before = await ledger().onHand(SKU2, origin);
+  // as if a delete had passed its check just before the transfer was made
+  await new TenantDb(deps.db, tenantId).collection(locations).deleteById(loc.body.id);
+  expectError(await act(t.body.id, 'receive'), 404, 'not-found/location');
+  expect(await ledger().onHand(SKU2, origin)).toBe(before);
+  expect(await ledger().onHand(SKU2, loc.body.id)).toBe(0);
+  expect((await api.get(`/inventory/transfers/${t.body.id}`)).body.status).toBe('approved');
+  expect((await act(t.body.id, 'cancel')).status).toBe(200);
+});
+
 test('receive without enough stock at the origin: 409 conflict/insufficient-stock, nothing moves, still approved', async () => {
   const sku = `${P}-LOW`;
   expect((await api.post('/products', { sku, title: { value: 'Low' }, price: 1 })).status).toBe(201);
