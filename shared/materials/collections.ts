@@ -185,6 +185,8 @@ export interface StockDoc {
   journal: JournalEntry[];
   /** The record was deleted: this is a tombstone (no stock), kept so its version guards racing writes. */
   retired?: boolean;
+  /** A tombstone's deleted record, by when it was created: a receipt that read that record (racing its delete) is refused. */
+  retiredRecord?: Date;
   /** Some journal entries have moved to the ledger: a retried movement not in the journal may be there. */
   flushed?: boolean;
   /** How many movements it has taken (absent on documents older than it): the sequence of its stock.changed events. */

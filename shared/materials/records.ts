@@ -225,7 +225,11 @@ export class StockRecords {
    * A partial update, guarded by the version read. Units and currency are what stored balances
    * and lot costs are counted in: they change only while the record has no stock document.
    */
-  async update(rawSku: string, body: Body): Promise<StockRecord> {
+  async update(
+    rawSku: string,
+    body: Body,
+    claimUnits: (sku: string, unit: string, precision: number) => Promise<boolean>,
+  ): Promise<StockRecord> {
     const current = await this.get(rawSku);
     if (typeof body.sku === 'string' && body.sku.trim().toUpperCase() !== current.sku)
       throw invalid('sku', `sku cannot change (${current.sku}): create a new record instead`);
@@ -235,21 +239,23 @@ export class StockRecords {
     const before = unitsOf(current).base;
     const after = unitsOf(next).base;
     const countedIn = before.code !== after.code || before.precision !== after.precision;
-    if (countedIn || next.currency !== current.currency) {
+    const countingChanges = countedIn || next.currency !== current.currency;
+    const hasStock = () => {
+      const field = countedIn ? (this.kind === 'material' ? 'baseUnit' : 'consumptionUnit') : 'currency';
+      return invalid(
+        field,
+        `${field} of ${current.sku} cannot change once it has stock records: balances and lot costs are kept in ${before.code} (precision ${before.precision}) and ${current.currency}`,
+      );
+    };
+    if (countingChanges) {
       const stock = await this.tenantDb.collection(materialStock).findOne({ _id: current._id });
-      if (stock && stock.locations.length) {
-        const field = countedIn ? (this.kind === 'material' ? 'baseUnit' : 'consumptionUnit') : 'currency';
-        throw invalid(
-          field,
-          `${field} of ${current.sku} cannot change once it has stock records: balances and lot costs are kept in ${before.code} (precision ${before.precision}) and ${current.currency}`,
-        );
-      }
+      if (stock && !stock.retired && stock.locations.length) throw hasStock();
     }
     const codes = (u: UnitSystem) => new Set(unitCodes(u).map((c) => c.toLowerCase()));
     const kept = codes(unitsOf(next));
     const dropped = [...codes(unitsOf(current))].filter((c) => !kept.has(c));
     if (dropped.length) {
-      const users = (await this.unitUsers(current.sku)).filter((u) => dropped.includes(u.unit.toLowerCase()));
+      const users = (await this.unitUsers(current.sku, dropped)).slice(0, 10);
       if (users.length)
         throw invalid(
           'alternativeUnits',
@@ -269,6 +275,16 @@ export class StockRecords {
         'conflict',
         `${KIND_LABEL[this.kind]} ${current.sku} changed while this update was applied; read it and retry`,
       );
+    // a first receipt may have read the old record meanwhile: its stock document decides which
+    // change counted first, and a record whose stock came first goes back to what it was
+    if (countingChanges && !(await claimUnits(current.sku, after.code, after.precision))) {
+      const { _id: _i, tenantId: _tt, createdAt: _cc, ...was } = current;
+      await this.col().updateOne(
+        { _id, version: current.version + 1 } as never,
+        { $set: { ...was, updatedAt: new Date(), version: current.version + 2 } } as never,
+      );
+      throw hasStock();
+    }
     return written as StockRecord;
   }
 
@@ -295,8 +311,15 @@ export class StockRecords {
     });
   }
 
-  /** The units in which products' bills of materials and modifiers name a SKU (up to 10 products). */
-  private async unitUsers(sku: string): Promise<{ sku: string; as: 'bom' | 'modifier'; unit: string }[]> {
+  /**
+   * Products whose bills of materials or modifiers name a SKU in one of `units` (lower-case). Every
+   * product naming the SKU is read (its BOM and modifiers only): those naming it in kept units
+   * must not hide one that uses a dropped unit. Rare (an update dropping a unit), so unbounded.
+   */
+  private async unitUsers(
+    sku: string,
+    units: string[],
+  ): Promise<{ sku: string; as: 'bom' | 'modifier'; unit: string }[]> {
     const found = await this.tenantDb
       .collection(products)
       .find(
@@ -306,17 +329,18 @@ export class StockRecords {
             { 'modifiersConfig.groups.modifiers.inventoryConsumption.sku': sku },
           ],
         },
-        { projection: { sku: 1, billOfMaterials: 1, modifiersConfig: 1 }, limit: 10 },
+        { projection: { sku: 1, billOfMaterials: 1, modifiersConfig: 1 } },
       )
       .toArray();
+    const dropped = (unit: string) => units.includes(unit.toLowerCase());
     return found.flatMap((p) => [
       ...(p.billOfMaterials?.components ?? [])
-        .filter((c) => c.materialSku === sku)
+        .filter((c) => c.materialSku === sku && dropped((c as unknown as { unit: string }).unit))
         .map((c) => ({ sku: p.sku, as: 'bom' as const, unit: (c as unknown as { unit: string }).unit })),
       ...(p.modifiersConfig?.groups ?? []).flatMap((g) =>
         g.modifiers.flatMap((m) =>
           (m.inventoryConsumption as { sku: string; unit: string }[])
-            .filter((c) => c.sku === sku)
+            .filter((c) => c.sku === sku && dropped(c.unit))
             .map((c) => ({ sku: p.sku, as: 'modifier' as const, unit: c.unit })),
         ),
       ),
@@ -327,7 +351,7 @@ export class StockRecords {
    * Deletes a record that no bill of materials or modifier uses (400 naming which) and, through
    * `retireStock`, that has no stock (it refuses otherwise). The ledger stays.
    */
-  async delete(rawSku: string, retireStock: (sku: string) => Promise<void>): Promise<void> {
+  async delete(rawSku: string, retireStock: (sku: string, recordCreatedAt: Date) => Promise<void>): Promise<void> {
     const current = await this.get(rawSku);
     const sku = current.sku;
     const users = await this.usedBy(sku);
@@ -343,7 +367,7 @@ export class StockRecords {
         },
       );
     }
-    await retireStock(sku);
+    await retireStock(sku, current.createdAt);
     await this.col().deleteOne({ _id: current._id } as never);
     await new Catalog(this.tenantDb).releaseFor(current._id, [sku]);
   }

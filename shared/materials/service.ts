@@ -58,14 +58,16 @@ export class StockService {
   }
 
   async update(sku: string, body: Record<string, unknown>) {
-    const updated = await this.records.update(sku, body);
+    const updated = await this.records.update(sku, body, (s, unit, precision) =>
+      this.store.claimUnits(s, unit, precision),
+    );
     if (body.costingMethod !== undefined || body.initialCost !== undefined) await this.store.recost(updated.sku);
     return this.get(updated.sku);
   }
 
   async delete(sku: string) {
     const record = await this.records.get(sku);
-    await this.records.delete(record.sku, (s) => this.store.retire(s));
+    await this.records.delete(record.sku, (s, createdAt) => this.store.retire(s, createdAt));
     return { success: true, message: `${KIND_LABEL[this.kind]} ${record.sku} deleted` };
   }
 

@@ -16,7 +16,7 @@ import {
   type StockMovement,
 } from './collections';
 import { fromMinor, MAX_MINOR, quantityInBase } from './quantity';
-import { factsOf, StockRecords, unknownUnit, type StockRecord } from './records';
+import { factsOf, recordNotFound, StockRecords, unknownUnit, type StockRecord } from './records';
 import {
   applyConsumption,
   applyReceipt,
@@ -281,15 +281,25 @@ export class StockStore {
     let missing: Set<string> | null = null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const { record, current, read, copied, absent } = await this.startFrom(sku, batch, attempt, missing);
-      const facts = factsOf(record);
       const live = current && !current.retired ? current : null;
+      // the record read is the one whose delete left this tombstone: its stock is gone with it
+      if (current?.retired && current.retiredRecord?.getTime() === record.createdAt.getTime())
+        return batch.map(() => ({ ok: false, error: recordNotFound(this.kind, sku) }));
+      // Balances are counted in the units of the document that holds them; the record's apply
+      // while it holds none. A unit change racing a first receipt (claimUnits) thus never counts
+      // one SKU in two precisions.
+      const facts = live?.locations.length
+        ? { ...factsOf(record), unit: live.unit, precision: live.precision }
+        : factsOf(record);
       missing = absent;
       const ledgered = new Map(copied.map((m) => [m.movementId, m as JournalEntry]));
       const seenIn =
         (d: StockDoc): Seen =>
         (id) =>
           d.journal.find((m) => m.movementId === id) ?? ledgered.get(id);
-      let doc = live ?? { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
+      let doc = live
+        ? { ...live, unit: facts.unit, precision: facts.precision }
+        : { ...emptyStock(facts, _id, new Date()), tenantId: this.tenantDb.tenantId };
       const outcomes: Outcome<Applied>[] = [];
       const applied: number[] = [];
       const steps: AppliedStep[] = [];
@@ -596,7 +606,7 @@ export class StockStore {
    * journal goes to the ledger and the document becomes a tombstone, written over its version (or
    * inserted), so that a receipt racing the delete loses its write and, reading again, finds no record.
    */
-  async retire(sku: string): Promise<void> {
+  async retire(sku: string, recordCreatedAt: Date): Promise<void> {
     const _id = recordId(this.tenantDb.tenantId, sku);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.read(_id);
@@ -630,6 +640,7 @@ export class StockStore {
         hasAlerts: false,
         journal: [],
         retired: true,
+        retiredRecord: recordCreatedAt,
         flushed: true,
         updatedAt: new Date(),
       };
@@ -639,6 +650,38 @@ export class StockStore {
       }
     }
     throw new AppError(409, 'conflict', `The stock of ${sku} keeps changing while it is being deleted; retry`);
+  }
+
+  /**
+   * Before a record's units (or currency) change: makes its stock document hold no balance and
+   * count in `unit`/`precision`, over its version (or inserts it), so that a receipt that read the
+   * old record loses its write and reads again. False when some location holds its stock: then
+   * the change must not be made.
+   */
+  async claimUnits(sku: string, unit: string, precision: number): Promise<boolean> {
+    const _id = recordId(this.tenantDb.tenantId, sku);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await this.read(_id);
+      if (current && !current.retired && current.locations.length) return false;
+      const base: StockDoc = current ?? {
+        _id,
+        tenantId: this.tenantDb.tenantId,
+        sku,
+        kind: this.kind,
+        unit,
+        precision,
+        locations: [],
+        costing: null,
+        alerts: [],
+        hasAlerts: false,
+        journal: [],
+        version: 0,
+        updatedAt: new Date(),
+      };
+      if (await this.write(current, { ...base, unit, precision, updatedAt: new Date() })) return true;
+      await sleep(Math.random() * 10);
+    }
+    throw new AppError(409, 'conflict', `The stock of ${sku} keeps changing while its units change; retry`);
   }
 
   /** Recomputes the current cost after the costing method changed (a write only when there is stock). */

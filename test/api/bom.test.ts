@@ -645,6 +645,19 @@ describe('one rule for every product write', () => {
     expect(added.status).toBe(200);
     expect((await api.get(bomPath(p.sku))).body.calculatedCost.value).not.toBeNull();
   });
+
+  test('a dropped unit is found in use however many products name the material in kept units', async () => {
+    const salt = await material();
+    const inKg = { consumptionMode: 'manual', yield: { quantity: 1, unit: 'pza' } };
+    for (let i = 0; i < 11; i++)
+      await product({ billOfMaterials: { ...inKg, components: [{ materialSku: salt, quantity: 1, unit: 'kg' }] } });
+    const inGrams = await product({
+      billOfMaterials: { ...inKg, components: [{ materialSku: salt, quantity: 5, unit: 'g' }] },
+    });
+    const dropped = await api.patch(`/products/materials/${salt}`, { alternativeUnits: [] });
+    expectInvalid(dropped, 'alternativeUnits', 'unit g', inGrams.sku);
+    expect(dropped.body.details.usedBy).toEqual([{ sku: inGrams.sku, as: 'bom', unit: 'g' }]);
+  });
 });
 
 describe('permission matrix', () => {

@@ -5,7 +5,7 @@ import { TenantDb, type TenantCollection, type TenantDoc } from '../../shared/db
 /** Which call waits: the `call`-th (from 1) `method` on `collection` made through this TenantDb. */
 export interface HoldAt {
   collection: string;
-  method: 'findOne' | 'findOneAndUpdate' | 'updateOne';
+  method: 'findOne' | 'findOneAndUpdate' | 'updateOne' | 'deleteOne';
   call: number;
 }
 
