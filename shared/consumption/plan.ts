@@ -45,6 +45,11 @@ export interface PlanInput {
    * fresh read. Otherwise (a check, an estimate) every document is read.
    */
   fromMemory?: boolean;
+  /**
+   * Base steps per SKU that earlier plans of the same run (an order's other lines) take first: an
+   * optional component is left out when what they leave cannot cover it.
+   */
+  takenBefore?: ReadonlyMap<string, number>;
 }
 
 /** One need of the product, as the check and the BOM run's answer show it. */
@@ -126,7 +131,7 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     return loc ? availableMinor(loc, now) : 0;
   };
   const left = new Map<string, number>();
-  const leftOf = (sku: string) => left.get(sku) ?? availableOf(sku);
+  const leftOf = (sku: string) => left.get(sku) ?? availableOf(sku) - (input.takenBefore?.get(sku) ?? 0);
   const lines: PlannedLine[] = [];
   const demands: Demand[] = [];
   const needs = new Map<string, number>();

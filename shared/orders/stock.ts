@@ -110,6 +110,8 @@ export class OrderStock {
 
     const sales: SaleLine[] = [];
     const lines: PlannedLine[] = [];
+    // the lines share the location's stock: each plans on what the ones before it leave
+    const takenBefore = new Map<string, number>();
     for (const [i, item] of order.items.entries()) {
       beat();
       const product = productOf(item.sku);
@@ -134,8 +136,10 @@ export class OrderStock {
         quantity: item.quantity,
         locationId,
         allowSubstitutes: false,
+        takenBefore,
       });
       lines.push(...plan.wanted);
+      for (const l of plan.wanted) takenBefore.set(l.sku, (takenBefore.get(l.sku) ?? 0) + l.minor);
     }
 
     const ledger = new Ledger(this.tenantDb);

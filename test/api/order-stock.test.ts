@@ -221,6 +221,30 @@ describe('accepting an order takes its stock; cancelling it puts it back', () =>
     expect(await stockOf(pre.sku)).toBe(0);
   });
 
+  it('lines sharing an optional component it has for one: accepted, the optional part left out of the other', async () => {
+    const flour = await material('FLOUR', 10);
+    const sugar = await material('SUGAR', 1);
+    const bom = {
+      consumptionMode: 'on_sale',
+      yield: { quantity: 1, unit: 'pza' },
+      components: [
+        { materialSku: flour, quantity: 1, unit: 'kg' },
+        { materialSku: sugar, quantity: 1, unit: 'kg', required: false },
+      ],
+    };
+    const bun = await product('BUN', { billOfMaterials: bom, productType: 'service' });
+    const roll = await product('ROLL', { billOfMaterials: bom, productType: 'service' });
+    const id = await order([
+      { sku: bun.sku, quantity: 1 },
+      { sku: roll.sku, quantity: 1 },
+    ]);
+    expect((await accept(id)).status).toBe(200);
+    expect(await materialAt(flour)).toBe(8);
+    expect(await materialAt(sugar)).toBe(0);
+    expect((await cancel(id)).status).toBe(200);
+    expect([await materialAt(flour), await materialAt(sugar)]).toEqual([10, 1]);
+  });
+
   it('a variant follows its own sellIfOutOfStock, not its product’s', async () => {
     const shoe = await product('SHOE', {
       sellIfOutOfStock: true,
