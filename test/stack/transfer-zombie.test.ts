@@ -5,6 +5,7 @@ import { transferActivities, type MoveTransferInput } from '../../activities/inv
 import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { Ledger } from '../../shared/inventory/ledger';
+import { locations } from '../../shared/locations/locations';
 import { TestDeps } from '../helpers/stack';
 
 /**
@@ -24,6 +25,19 @@ let n = 0;
 beforeAll(async () => {
   deps = await TestDeps.open();
   tenantDb = new TenantDb(deps.db, (await deps.tenantWithKey()).tenantId);
+  // a receive checks that both locations still exist
+  const now = new Date();
+  for (const _id of [ORIGIN, DEST])
+    await tenantDb.collection(locations).insertOne({
+      _id,
+      name: _id,
+      type: 'location',
+      isDefault: false,
+      isSystem: false,
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    });
 });
 afterAll(() => deps.close());
 
