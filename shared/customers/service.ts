@@ -247,32 +247,41 @@ export class Customers {
    * order is ever left naming a missing customer.
    */
   async delete(rawId: string): Promise<CustomerDoc> {
-    const current = await this.require(rawId);
-    const id = current._id.toHexString();
-    const before = await this.orderCount(id);
-    if (before) throw customerErrors.hasOrders(id, before);
-    const sequence = current.version + 1;
-    const deleted = await recordAround(
-      this.tenantDb,
-      customerChange('customer.deleted', id, sequence, { before: presentCustomer(current), sequence }),
-      async () => {
-        const deleted = await this.col.findOneAndDelete({ _id: current._id });
-        if (!deleted) throw customerErrors.notFound(id);
-        const after = await this.orderCount(id);
-        if (after) {
-          const { tenantId: _t, ...restore } = deleted;
-          await this.col.insertOne(restore).catch((err) => {
-            if (!isDuplicateKeyError(err)) throw err;
-          });
-          throw customerErrors.hasOrders(id, after);
-        }
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const current = await this.require(rawId);
+      const id = current._id.toHexString();
+      const before = await this.orderCount(id);
+      if (before) throw customerErrors.hasOrders(id, before);
+      const sequence = current.version + 1;
+      try {
+        const deleted = await recordAround(
+          this.tenantDb,
+          customerChange('customer.deleted', id, sequence, { before: presentCustomer(current), sequence }),
+          async () => {
+            // the version read: a change made meanwhile has its own event, and the deletion is decided again after it
+            const deleted = await this.col.findOneAndDelete({ _id: current._id, version: current.version });
+            if (!deleted) throw new Changed();
+            const after = await this.orderCount(id);
+            if (after) {
+              const { tenantId: _t, ...restore } = deleted;
+              await this.col.insertOne(restore).catch((err) => {
+                if (!isDuplicateKeyError(err)) throw err;
+              });
+              throw customerErrors.hasOrders(id, after);
+            }
+            return deleted;
+          },
+          // announced as it was when deleted; the sequence follows its last version
+          (doc) => ({ ...customerEvent(doc), sequence: doc.version + 1 }),
+        );
+        if (deleted.emailKey) await this.claims.settle(id, [deleted.emailKey]);
         return deleted;
-      },
-      // announced as it was when deleted; the sequence follows its last version
-      (doc) => ({ ...customerEvent(doc), sequence: doc.version + 1 }),
-    );
-    if (deleted.emailKey) await this.claims.settle(id, [deleted.emailKey]);
-    return deleted;
+      } catch (err) {
+        // changed (or deleted: the next read answers 404) since it was read
+        if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
+      }
+    }
+    throw customerErrors.conflict(rawId);
   }
 
   /**
