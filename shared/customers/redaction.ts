@@ -1,4 +1,5 @@
 import { ObjectId } from 'mongodb';
+import { AppError } from '../errors/catalog';
 import type { TenantDb } from '../db/tenant-db';
 import { orders, type OrderDoc, type OrderEvent } from '../orders/collections';
 import { orderEvent, orderEventKey } from '../orders/service';
@@ -68,8 +69,10 @@ export async function redactOrdersOf(tenantDb: TenantDb, customerId: string, act
   return changed;
 }
 
-/** The order was gone when its redaction was written: nothing changed. */
-class OrderGone extends Error {}
+/** The order was gone, or its redaction mark changed, when its redaction was written: nothing changed. */
+class OrderChanged extends Error {}
+
+const REDACT_ATTEMPTS = 5;
 
 /**
  * Redacts one order's customer fields (read as `order`), announced as order.updated; false when
@@ -79,41 +82,52 @@ class OrderGone extends Error {}
  */
 export async function redactOrder(
   tenantDb: TenantDb,
-  order: Pick<OrderDoc, '_id' | 'customerInfo' | 'shippingAddress' | 'redaction'>,
+  read: Pick<OrderDoc, '_id' | 'customerInfo' | 'shippingAddress' | 'redaction'>,
   customerId: string,
   actor: string,
 ): Promise<boolean> {
-  if (order.redaction?.customerId === customerId && isRedactedOrder(order)) return false;
-  const now = new Date();
-  const event: OrderEvent = {
-    id: new ObjectId().toHexString(),
-    type: 'customer_updated',
-    actor,
-    timestamp: now,
-    details: { redacted: true, customerId },
-  };
-  const id = order._id.toHexString();
-  try {
-    await recordAround(
-      tenantDb,
-      { type: 'order.updated', key: orderEventKey(id, event.id), kind: 'order', id },
-      async () => {
-        const doc = await tenantDb.collection(orders).findOneAndUpdate(
-          { _id: order._id },
-          {
-            $set: { ...redactedOrderFields(order), redaction: { customerId, at: now }, updatedAt: now },
-            $push: { audit: event },
-          } as never,
-          { returnDocument: 'after' },
-        );
-        if (!doc) throw new OrderGone();
-        return doc;
-      },
-      (doc) => orderEvent(doc, event.id),
-    );
-  } catch (err) {
-    if (err instanceof OrderGone) return false;
-    throw err;
+  let order: typeof read | null = read;
+  for (let attempt = 0; attempt < REDACT_ATTEMPTS && order; attempt++) {
+    if (order.redaction?.customerId === customerId && isRedactedOrder(order)) return false;
+    const now = new Date();
+    const event: OrderEvent = {
+      id: new ObjectId().toHexString(),
+      type: 'customer_updated',
+      actor,
+      timestamp: now,
+      details: { redacted: true, customerId },
+    };
+    const id = order._id.toHexString();
+    // written over the redaction mark read: two redactions at once (a repeat of one) write once
+    const unchanged = order.redaction ? { 'redaction.at': order.redaction.at } : { redaction: { $exists: false } };
+    const fields = redactedOrderFields(order);
+    try {
+      await recordAround(
+        tenantDb,
+        { type: 'order.updated', key: orderEventKey(id, event.id), kind: 'order', id },
+        async () => {
+          const doc = await tenantDb.collection(orders).findOneAndUpdate(
+            { _id: read._id, ...unchanged } as never,
+            {
+              $set: { ...fields, redaction: { customerId, at: now }, updatedAt: now },
+              $push: { audit: event },
+            } as never,
+            { returnDocument: 'after' },
+          );
+          if (!doc) throw new OrderChanged();
+          return doc;
+        },
+        (doc) => orderEvent(doc, event.id),
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof OrderChanged)) throw err;
+    }
+    // gone, or redacted meanwhile: decide again on what it is now
+    order = await tenantDb
+      .collection(orders)
+      .findOne({ _id: read._id }, { projection: { customerInfo: 1, shippingAddress: 1, redaction: 1 } });
   }
-  return true;
+  if (order) throw new AppError(409, 'conflict', `Order ${read._id.toHexString()} keeps changing; redact again`);
+  return false;
 }
