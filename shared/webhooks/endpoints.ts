@@ -150,7 +150,8 @@ export class WebhookEndpoints {
 
   async delete(id: string): Promise<WebhookEndpointDoc> {
     const doc = await this.require(id);
-    await this.endpoints.deleteById(id);
+    // of deletes at once, one deletes: the others find nothing, as a delete after it would
+    if (!(await this.endpoints.deleteById(id))) throw webhookErrors.notFound(id);
     return doc;
   }
 
