@@ -374,19 +374,20 @@ export class Catalog {
         { returnDocument: 'after' },
       );
     } catch (err) {
-      await this.release(
-        productId,
-        added.map((s) => s.sku),
-      );
+      await this.releaseUnheld(current._id, added);
       if (isDuplicateKeyError(err)) throw duplicate(product.sku, 'product');
       throw err;
     }
     if (!written) {
-      await this.release(
-        productId,
-        added.map((s) => s.sku),
-      );
+      await this.releaseUnheld(current._id, added);
       throw concurrentChange(id);
+    }
+    // A concurrent write of this product that lost may have given back a claim this one found
+    // already its own (releaseUnheld read the product before this write landed): take it again.
+    if (added.length) {
+      const held = await this.skus.findByIds(added.map((s) => claimId(this.tenantDb.tenantId, s.sku)));
+      const lost = added.filter((s) => !held.some((c) => c.sku === s.sku));
+      if (lost.length) await this.claim(lost, productId);
     }
     // a claim's kind follows the SKU's role (a variant SKU may become the product's): only once the write held
     for (const s of after.filter((s) => before.has(s.sku)))
@@ -463,7 +464,7 @@ export class Catalog {
    * Takes SKUs for a product. The unique index decides between concurrent writers; on a
    * collision the SKUs taken so far are given back and the answer names the SKU and its holder.
    */
-  private async claim(wanted: { sku: string; kind: SkuKind }[], productId: string): Promise<void> {
+  private async claim(wanted: { sku: string; kind: SkuKind }[], productId: string): Promise<string[]> {
     const taken: string[] = [];
     for (const { sku, kind } of wanted) {
       for (let attempt = 0; ; attempt++) {
@@ -494,6 +495,7 @@ export class Catalog {
         }
       }
     }
+    return taken;
   }
 
   private async isOrphan(claim: SkuClaim): Promise<boolean> {
@@ -506,7 +508,23 @@ export class Catalog {
       return !held;
     }
     const _id = parseProductId(claim.productId);
-    return !_id || !(await this.products.findOne({ _id }, { projection: { _id: 1 } }));
+    const holder = _id && (await this.products.findOne({ _id }, { projection: { sku: 1, 'variants.sku': 1 } }));
+    // a product that no longer holds the SKU (a write that claimed it and then lost or died)
+    return !holder || (holder.sku !== claim.sku && !holder.variants.some((v) => v.sku === claim.sku));
+  }
+
+  /**
+   * Gives back the claims of a write that did not land, except SKUs the product holds as stored
+   * now: concurrent writes of one product share its claims, and the one that landed keeps them.
+   */
+  private async releaseUnheld(_id: ObjectId, wanted: { sku: string }[]): Promise<void> {
+    if (!wanted.length) return;
+    const now = await this.products.findOne({ _id }, { projection: { sku: 1, 'variants.sku': 1 } });
+    const held = new Set(now ? [now.sku, ...now.variants.map((v) => v.sku)] : []);
+    await this.release(
+      _id.toHexString(),
+      wanted.map((s) => s.sku).filter((sku) => !held.has(sku)),
+    );
   }
 
   private async release(productId: string, skus: string[]): Promise<void> {
