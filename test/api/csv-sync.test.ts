@@ -186,6 +186,25 @@ describe('sync import', () => {
     });
   });
 
+  test('a JSON cell nesting deeper than a request body may is its row’s error', async () => {
+    const deep = P();
+    const ok = P();
+    const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const res = await importCsv({
+      content: csv([
+        { sku: deep, title: 'Deep', price: 1, fitmentConfig: nested(20_000) },
+        { sku: ok, title: 'Shallow', price: 1, fitmentConfig: nested(3) },
+      ]),
+      createIfNotExists: true,
+    });
+    expect(res.status).toBe(207);
+    expect(res.body).toMatchObject({
+      created: 1,
+      errors: [{ row: 2, sku: deep, message: expect.stringContaining('nests deeper than 64') }],
+    });
+    expect(await bySku(deep)).toBeNull();
+  });
+
   test('fieldsToUpdate: only those fields change on existing products', async () => {
     const sku = P();
     await importCsv({ content: csv([{ sku, title: 'Before', price: 5, brand: 'Old' }]), createIfNotExists: true });
@@ -330,6 +349,8 @@ describe('sync export', () => {
     // a NUL in a filter's text: refused by the schema (the store failed the query: a 500)
     [{ format: 'shopify', selection: 'filter', filters: { q: 'a\u0000b' } }, 400, 'bad-request'],
     [{ format: 'native', selection: 'filter', filters: { brands: ['Acme', 'a\u0000'] } }, 400, 'bad-request'],
+    // ids become the store's query parameters, which are bounded
+    [{ format: 'native', selection: 'selected', productIds: Array(5001).fill('X') }, 400, 'too-many-products'],
   ])('%j → %s %s', async (body, status, code) => {
     expectError(await api.post('/products/export-csv', body), status, code);
   });

@@ -1,4 +1,8 @@
 import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
+import { nestsDeeperThan } from '../../flows/value-fit';
+
+/** How deep a JSON cell may nest: as deep as a request body (api/route.ts MAX_BODY_DEPTH). */
+const MAX_CELL_DEPTH = 64;
 
 /**
  * Our own layout: every stored product and variant field, one row per variant (a product
@@ -138,12 +142,18 @@ function decode(text: string, col: Column): unknown {
         .split('|')
         .map((s) => s.trim())
         .filter(Boolean);
-    case 'json':
+    case 'json': {
+      let value: unknown;
       try {
-        return JSON.parse(text);
+        value = JSON.parse(text);
       } catch {
         throw new Error(`${col.name}: not valid JSON`);
       }
+      // a cell is held to what a request body may nest: what checks it afterwards walks it
+      if (nestsDeeperThan(value, MAX_CELL_DEPTH))
+        throw new Error(`${col.name}: the JSON nests deeper than ${MAX_CELL_DEPTH} levels`);
+      return value;
+    }
     default:
       return text;
   }
