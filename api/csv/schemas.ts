@@ -142,11 +142,11 @@ export const validateInvalid: InputErrors = { code: 'bad-request', rules: [inval
 const SELECTIONS = ['selected', 'filter', 'all'];
 
 /**
- * The body of both exports: a layout and a selection (its ids, its filters or everything). The
- * async export takes at most MAX_EXPORT_IDS ids (the spec's too-many-products); the sync one is
- * bounded by what it answers (SYNC_EXPORT_MAX products) and by the body limit.
+ * The body of both exports: a layout and a selection (its ids, its filters or everything). Both
+ * take at most MAX_EXPORT_IDS ids (the spec's too-many-products): the ids become the database's
+ * query parameters, which are bounded; the sync one answers at most SYNC_EXPORT_MAX products.
  */
-function exportBodyFor(maxIds?: number): JsonSchema {
+function exportBodyFor(maxIds: number): JsonSchema {
   return {
     type: 'object',
     additionalProperties: false,
@@ -157,8 +157,8 @@ function exportBodyFor(maxIds?: number): JsonSchema {
       productIds: {
         type: 'array',
         items: { type: 'string', minLength: 1 },
-        ...(maxIds ? { maxItems: maxIds } : {}),
-        description: maxIds ? `ids or SKUs (at most ${maxIds})` : 'ids or SKUs',
+        maxItems: maxIds,
+        description: `ids or SKUs (at most ${maxIds})`,
       },
       filters: productFiltersSchema,
     },
@@ -174,7 +174,7 @@ function exportBodyFor(maxIds?: number): JsonSchema {
     ],
   };
 }
-export const syncExportBody = exportBodyFor();
+export const syncExportBody = exportBodyFor(MAX_EXPORT_IDS);
 export const asyncExportBody = exportBodyFor(MAX_EXPORT_IDS);
 
 /** The spec's codes, in the order the checks ran before they were declared here: the body's shape first. */
