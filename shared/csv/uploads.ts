@@ -26,9 +26,20 @@ export function errorReportObjectKey(tenantId: string, jobId: string): string {
   return `reports/${tenantId}/${jobId}-errors.csv`;
 }
 
-/** An upload key must be the tenant's own (403 forbidden/invalid-s3-key otherwise). */
+/** S3's limit on an object key, in UTF-8 bytes. */
+const MAX_KEY_BYTES = 1024;
+/** Half of a UTF-16 pair alone: text no URL (nor S3 key) can carry. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** An upload key must be the tenant's own and one S3 can name (403 forbidden/invalid-s3-key otherwise). */
 export function checkUploadKey(tenantId: string, key: string): void {
-  if (!key.startsWith(uploadPrefix(tenantId)) || key.includes('..') || key.includes('//')) {
+  if (
+    !key.startsWith(uploadPrefix(tenantId)) ||
+    key.includes('..') ||
+    key.includes('//') ||
+    LONE_SURROGATE.test(key) ||
+    Buffer.byteLength(key) > MAX_KEY_BYTES
+  ) {
     throw new AppError(
       403,
       'forbidden/invalid-s3-key',
@@ -46,7 +57,8 @@ export async function checkUploadedObject(s3: S3Client, bucket: string, key: str
     size = head.ContentLength ?? 0;
   } catch (err) {
     const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    if (status === 404 || (err as { name?: string }).name === 'NotFound')
+    // any other refusal of the key the client sent names no object either
+    if ((status && status >= 400 && status < 500) || (err as { name?: string }).name === 'NotFound')
       throw new AppError(404, 'not-found/s3-object', `No uploaded object ${key}`, { field: 's3Key' });
     throw err;
   }

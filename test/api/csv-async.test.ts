@@ -185,6 +185,14 @@ describe('errors', () => {
     );
   });
 
+  test.each([
+    ['half of a UTF-16 pair', () => `uploads/${tenantId}/\ud800.csv`],
+    ['more than S3’s 1,024 bytes', () => `uploads/${tenantId}/${'a'.repeat(5000)}.csv`],
+  ])('a key with %s → 403 forbidden/invalid-s3-key (import and validate)', async (_what, key) => {
+    expectError(await startImport({ s3Key: key() }), 403, 'forbidden/invalid-s3-key');
+    expectError(await api.post('/products/bulk/csv/validate', { s3Key: key() }), 403, 'forbidden/invalid-s3-key');
+  });
+
   test('an absent object → 404 not-found/s3-object', async () => {
     expectError(await startImport({ s3Key: `uploads/${tenantId}/never-uploaded.csv` }), 404, 'not-found/s3-object');
   });
