@@ -3,6 +3,7 @@ import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { Channels, type ChannelDoc } from '../../shared/channels/channels';
+import { resolveChannelType } from '../../shared/channels/channel-types';
 import { RetryableChannelError, sendProduct } from '../../shared/channels/connector';
 import { RateGate } from '../../shared/channels/rate-gate';
 import { finishCategorization, PublicationCategorizer } from '../../shared/categories/categorize';
@@ -14,6 +15,7 @@ import { announceJobEnd } from '../../shared/jobs/events';
 import { freshReads, mapLimitSettled } from '../../shared/concurrency';
 import { inBatch, type Outcome } from '../../shared/db/group-commit';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../../shared/db/duplicate-key';
+import { newId } from '../../shared/ids';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
 import {
@@ -38,6 +40,8 @@ export interface BatchResult {
 }
 
 const INACTIVE_BINDING = ['inactive', 'paused'];
+/** The longest `lastError` a product binding holds (shared/products/schema.ts). */
+const MAX_LAST_ERROR = 2000;
 
 /** What settles one product of a publication: its binding to the channel, and the job's item. */
 interface Settlement {
@@ -119,21 +123,31 @@ async function settle(tenantDb: TenantDb, batch: Settlement[]): Promise<Outcome<
   return batch.map(() => ({ ok: true, value: undefined }));
 }
 
-/** The product's binding to the channel after an outcome (a new one when the product had none). */
+/**
+ * The product's binding to the channel after an outcome (a new one when the product had none), or
+ * null for a channel whose type a binding may not name (the catalog-only `pos`): the product
+ * schema refuses such a binding, and a product holding one could no longer be saved. Such a
+ * publication is recorded by its items only. Every binding written has an id, as normalizeProduct
+ * gives one (shared/products/normalize.ts): an existing binding keeps its own, so later edits of
+ * the product do not mint another.
+ */
 function bindingAfter(
   p: ProductDoc,
   channel: ChannelDoc,
   outcome: { ok: true; handle: string } | { ok: false; error: string },
-): Binding {
+): Binding | null {
+  const type = resolveChannelType(channel.type);
+  if (!type?.bindable) return null;
   const now = new Date().toISOString();
   const bindings = (p.bindings ?? []) as unknown as Binding[];
   const found = bindings.find((b) => b.channelId === channel._id.toHexString());
   const current = found
-    ? found
+    ? { ...found, id: found.id ?? newId('bnd') }
     : {
+        id: newId('bnd'),
         channelId: channel._id.toHexString(),
         handle: p.sku,
-        type: channel.type,
+        type: type.id,
         desiredStatus: 'active',
         reservedStock: 0,
         overrides: [],
@@ -141,7 +155,14 @@ function bindingAfter(
       };
   return outcome.ok
     ? { ...current, handle: outcome.handle, status: 'active', syncStatus: 'synced', lastError: null, lastSyncedAt: now }
-    : { ...current, status: 'error', syncStatus: 'error', lastError: outcome.error, lastSyncedAt: now };
+    : {
+        ...current,
+        status: 'error',
+        syncStatus: 'error',
+        // the binding schema's limit: a categorization error quotes the product's title
+        lastError: outcome.error.slice(0, MAX_LAST_ERROR),
+        lastSyncedAt: now,
+      };
 }
 
 /**
@@ -258,10 +279,8 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                 throw err;
               }
             }
-            bindingOut = {
-              next: bindingAfter(doc, channel, outcome),
-              base: doc.bindings as unknown as Binding[] | undefined,
-            };
+            const next = bindingAfter(doc, channel, outcome);
+            if (next) bindingOut = { next, base: doc.bindings as unknown as Binding[] | undefined };
             item = outcome.ok
               ? {
                   _id: itemId,

@@ -63,6 +63,30 @@ async function messageOf(res: Response): Promise<string> {
   return (text || `HTTP ${res.status}`).slice(0, 2000);
 }
 
+/** The longest handle a product binding holds (its schema's `handle`, shared/products/schema.ts). */
+export const MAX_HANDLE_LENGTH = 500;
+
+/**
+ * The handle a channel answered a send with: its `handle`, else its `id`, when that is a number or
+ * a text a binding can hold (not blank, at most MAX_HANDLE_LENGTH characters); otherwise the SKU,
+ * so a channel's odd answer never stores a binding the product's own schema refuses.
+ */
+export function handleOf(answer: string, sku: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(answer);
+  } catch {
+    return sku; // a body that is not JSON: the SKU stays the handle
+  }
+  if (parsed === null || typeof parsed !== 'object') return sku;
+  const { handle, id } = parsed as { handle?: unknown; id?: unknown };
+  for (const h of [handle, id]) {
+    const text = typeof h === 'number' && Number.isFinite(h) ? String(h) : typeof h === 'string' ? h : null;
+    if (text !== null && text.trim() && [...text].length <= MAX_HANDLE_LENGTH) return text;
+  }
+  return sku;
+}
+
 export async function sendProduct(
   target: ConnectorTarget,
   sku: string,
@@ -92,15 +116,7 @@ export async function sendProduct(
     }
     if (res.status >= 200 && res.status < 300) {
       const text = await res.text().catch(() => '');
-      let handle = sku;
-      try {
-        const parsed = JSON.parse(text) as { handle?: unknown; id?: unknown };
-        const h = parsed.handle ?? parsed.id;
-        if (typeof h === 'string' || typeof h === 'number') handle = String(h);
-      } catch {
-        // a body that is not JSON: the SKU stays the handle
-      }
-      return { ok: true, status: res.status, handle };
+      return { ok: true, status: res.status, handle: handleOf(text, sku) };
     }
     if (res.status === 429 && throttled < MAX_THROTTLED) {
       await res.body?.cancel().catch(() => undefined);
