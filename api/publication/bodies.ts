@@ -1,6 +1,6 @@
 import { filtersFrom } from '../../shared/products/query';
 import type { PublishOptions } from '../../shared/publication/publication';
-import type { Selection, SelectionMode } from '../../shared/publication/selection';
+import { filteredCondition, type Selection, type SelectionMode } from '../../shared/publication/selection';
 
 /** The bodies of the publication routes, as their schemas have validated them. */
 export interface PublishBody {
@@ -32,7 +32,10 @@ export function selectionOf(
   if (mode === 'filtered') {
     // a null filter is no filter
     const given = Object.fromEntries(Object.entries(filters ?? {}).filter(([, v]) => v !== null));
-    return { mode, filters: filtersFrom(given) };
+    const read = filtersFrom(given);
+    // refused here, before the channel is looked up: a body error (filters naming nothing) comes first
+    filteredCondition(read);
+    return { mode, filters: read };
   }
   return { mode };
 }

@@ -1,4 +1,4 @@
-import { ObjectId } from 'mongodb';
+import { ObjectId, type Filter } from 'mongodb';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { pageWindow, slicePage, type PageRequest } from '../paging';
@@ -21,16 +21,35 @@ export interface Selection {
 }
 
 /**
+ * The condition of a `filtered` selection. Filters that select nothing in particular once read
+ * (empty lists, null filters, a blank search) are refused: run as they are, they would select the
+ * whole catalog under a mode that promises a filter.
+ */
+export function filteredCondition(filters: ProductFilters | undefined): Filter<ProductDoc> {
+  const { filter } = buildFilter(filters ?? {});
+  if (!Object.keys(filter).length)
+    throw new AppError(
+      400,
+      'bad-request',
+      'The filters select nothing in particular (empty lists, null filters or a blank search): give at least one filter a value, or use mode all to select every product',
+      { field: 'filters' },
+    );
+  return filter;
+}
+
+/** The condition of an `all` or `filtered` selection. */
+const conditionOf = (selection: Selection): Filter<ProductDoc> =>
+  selection.mode === 'all' ? {} : filteredCondition(selection.filters);
+
+/**
  * The products a publication covers, as ids. productIds may be product ids or SKUs (a variant's
  * SKU selects its product); an id or SKU the tenant lacks is a 400 naming it.
  */
-export async function resolveSelection(
-  tenantDb: TenantDb,
-  { mode, productIds, filters }: Selection,
-): Promise<string[]> {
+export async function resolveSelection(tenantDb: TenantDb, selection: Selection): Promise<string[]> {
+  const { mode, productIds } = selection;
   const col = tenantDb.collection(products);
   if (mode === 'all' || mode === 'filtered') {
-    const filter = mode === 'all' ? {} : buildFilter(filters ?? {}).filter;
+    const filter = conditionOf(selection);
     const docs = await col
       .find(filter, { projection: { _id: 1 }, sort: { createdAt: 1, _id: 1 }, limit: MAX_PUBLICATION_PRODUCTS + 1 })
       .toArray();
@@ -72,7 +91,7 @@ export async function selectionPage(
 ): Promise<{ docs: ProductDoc[]; total: number }> {
   if (selection.mode === 'all' || selection.mode === 'filtered') {
     const col = tenantDb.collection(products);
-    const filter = selection.mode === 'all' ? {} : buildFilter(selection.filters ?? {}).filter;
+    const filter = conditionOf(selection);
     const [docs, total] = await Promise.all([
       col.find(filter, { sort: { createdAt: 1, _id: 1 }, ...pageWindow(paging) }).toArray(),
       col.countDocuments(filter),

@@ -336,6 +336,28 @@ test('errors: CHANNEL_NOT_FOUND, CHANNEL_INACTIVE, NO_PRODUCTS, bad-request; unk
   expectError(await api.post(`/products/export/${done.body.jobId}/cancel`), 400, 'cancel-failed');
 });
 
+test.each([[{ tags: [] }], [{ brands: null }], [{ q: '' }], [{ q: '   ', tags: [' '], category: null }]])(
+  'filters %j select nothing in particular: 400 for a filtered publication and its validation, nothing sent',
+  async (filters) => {
+    const ch = await channel();
+    await product({ tags: ['summer'] });
+    const before = server.received.length;
+    const res = await publish({ channelId: ch, mode: 'filtered', filters });
+    expectError(res, 400, 'bad-request');
+    expect(res.body.field).toBe('filters');
+    expect(res.body.message).toMatch(/mode all/);
+    const legacy = await publish({ channelId: ch, selectionMode: 'filtered', filters });
+    expectError(legacy, 400, 'bad-request');
+    const validated = await api.post('/products/export/validate', {
+      channelId: ch,
+      selectionMode: 'filtered',
+      filters,
+    });
+    expectError(validated, 400, 'bad-request');
+    expect(server.received.length - before).toBe(0);
+  },
+);
+
 test('validate pages through a selection larger than a publication may take (all, filtered)', async () => {
   const t = await deps.tenantWithKey();
   const big = api.as(t.key);
