@@ -18,8 +18,13 @@ const tags = ['marketplace-categories'];
 const segment: JsonSchema = { type: 'string', pattern: '\\S', maxLength: CATEGORY_NAME_MAX };
 /** A text path with more than the deepest allowed levels (`A > B > …`). */
 const TOO_DEEP_TEXT = `(>[^>]*){${CATEGORY_PATH_MAX_DEPTH}}`;
-/** A text path whose every level has a name. */
-const LEVELS_NAMED = '^\\s*[^>\\s][^>]*(>\\s*[^>\\s][^>]*)*$';
+/** One level of a text path as stored (trimmed): a name of 1 to CATEGORY_NAME_MAX characters, without `>`. */
+const LEVEL_TEXT = `[^>\\s](?:[^>]{0,${CATEGORY_NAME_MAX - 2}}[^>\\s])?`;
+/**
+ * A text path whose every level has a name of at most CATEGORY_NAME_MAX characters, as the list
+ * form's levels (the spaces around each `>` are not part of a name).
+ */
+const LEVELS_NAMED = `^\\s*${LEVEL_TEXT}(?:\\s*>\\s*${LEVEL_TEXT})*\\s*$`;
 
 const assignBody: JsonSchema = {
   type: 'object',

@@ -437,6 +437,21 @@ describe('refusals: 400 with nothing written', () => {
     ['category.path an empty list', 'invalid-category-path', (c) => cat(c, { id: 'MLM1', path: [] })],
     ['category.path text "A >> B"', 'invalid-category-path', (c) => cat(c, { id: 'MLM1', path: 'A >> B' })],
     ['category.path text "A > "', 'invalid-category-path', (c) => cat(c, { id: 'MLM1', path: 'A > ' })],
+    [
+      'category.path a list with a level of 201 characters',
+      'invalid-category-path',
+      (c) => cat(c, { id: 'MLM1', path: ['Home', x(201, 'n')] }),
+    ],
+    [
+      'category.path text with a level of 201 characters',
+      'invalid-category-path',
+      (c) => cat(c, { id: 'MLM1', path: `Home > ${x(201, 'n')}` }),
+    ],
+    [
+      'category.path text with a first level of 201 characters',
+      'invalid-category-path',
+      (c) => cat(c, { id: 'MLM1', path: `${x(201, 'n')} > Kitchen` }),
+    ],
     ['category.id of 101 characters', 'category-id-too-long', (c) => cat(c, { id: x(101) })],
     ['category.name of 201 characters', 'category-name-too-long', (c) => cat(c, { id: 'MLM1', name: x(201) })],
     ['category.path of 13 levels as a list', 'category-path-too-deep', (c) => cat(c, { id: 'MLM1', path: levels(13) })],
@@ -491,6 +506,14 @@ describe('the limits themselves are accepted', () => {
     const p = await product();
     must(await assign(request([p.sku], ch, category)), 200, 'assign');
     expect((await read(p)).metafields).toEqual([assignmentField('mercadolibre:MLM', ch, category)]);
+  });
+
+  test('a path as text with a level of 200 characters (spaces around the `>` aside) → 200, stored trimmed', async () => {
+    const ch = await channel('mercadolibre');
+    const p = await product();
+    const long = 'n'.repeat(200);
+    must(await assign(request([p.sku], ch, { id: 'MLM1', path: `Home  >  ${long}  ` })), 200, 'assign');
+    expect(categoryFields(await read(p))[0].value.path).toEqual(['Home', long]);
   });
 
   test('a path of 12 levels as text → 200, stored as 12 names', async () => {
