@@ -70,9 +70,30 @@ function fieldErrorsOf(err: AppError): FieldError[] {
 }
 
 /**
+ * The planned product with the bindings (its own and each variant's) as they are stored: an edit
+ * never changes them. They are the channels' record of the product (a publication writes them, at
+ * times without the ids the product rules give a new binding), so the rules' copy of them may
+ * differ from the stored one for no change at all.
+ */
+function withStoredBindings(product: ProductInput, current: ProductDoc): ProductInput {
+  // an edit keeps every SKU (planProposal refuses it otherwise): each variant is found by its SKU
+  const stored = new Map((current.variants ?? []).map((v) => [v.sku, v]));
+  return {
+    ...product,
+    // a binding list the stored product lacks stays absent (plain JSON drops undefined)
+    variants: product.variants.map((v) => {
+      const was = stored.get(v.sku);
+      return was ? { ...v, bindings: was.bindings } : v;
+    }),
+    bindings: current.bindings,
+  };
+}
+
+/**
  * Checks a proposal with the very rules of a product write (the schema, then Catalog.prepareInput:
  * the rules between fields, bundle and BOM references) and says what it would change. An edit may
- * not change SKUs: they are the catalog's keys, changed only by a product write of its own.
+ * not change SKUs: they are the catalog's keys, changed only by a product write of its own; and
+ * its patch never holds bindings: they stay as stored.
  */
 export async function planProposal(catalog: Catalog, current: ProductDoc, proposal: Proposal): Promise<PlannedOutcome> {
   if (proposal.kind !== 'proposed') return proposal;
@@ -98,7 +119,7 @@ export async function planProposal(catalog: Catalog, current: ProductDoc, propos
       fieldErrors: [{ field: 'sku', message: 'may not be changed by a bulk edit' }],
     };
   const before = plain(contentOf(current)) as Record<string, unknown>;
-  const after = plain(product) as Record<string, unknown>;
+  const after = plain(withStoredBindings(product, current)) as Record<string, unknown>;
   const patch = patchBetween(before, after);
   return Object.keys(patch.set).length || patch.unset.length ? { kind: 'change', patch } : { kind: 'unchanged' };
 }
