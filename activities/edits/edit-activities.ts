@@ -1,10 +1,10 @@
 import { heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '..';
 import { Tenancy } from '../../shared/auth/tenancy';
-import { BulkOperations } from '../../shared/bulk/operations';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { jobs } from '../../shared/jobs/collection';
 import type { EditCounts, PageResult, ProductError } from '../../shared/edits/summary-rules';
+import { closeOperation } from '../../shared/edits/apply';
 import { dropPages, pageCount, runEditPage, snapshotSelection } from '../../shared/edits/page';
 import { editPlanner, editRunOf } from '../../shared/edits/run-of';
 import type { EditJobInput } from '../../shared/edits/runs';
@@ -70,23 +70,23 @@ export function editActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Closes the run's bulk operation, if it changed anything (none is recorded otherwise). */
+    /**
+     * Closes the run's bulk operation if it changed anything; one whose every write lost (to a
+     * concurrent save) is deleted, as none is recorded for a run that changes nothing (closeOperation).
+     */
     async finishEdit(ref: JobRef & { counts: EditCounts }): Promise<{ operationId: string | null }> {
       const { tenantDb, input } = await load(ref);
       if (input.mode !== 'apply') return { operationId: null };
       await dropPages(tenantDb, ref.jobId);
-      const ops = new BulkOperations(tenantDb);
-      const op = await ops.get(input.operationId);
-      if (!op) return { operationId: null };
       const c = ref.counts;
-      await ops.finish(input.operationId, 'completed', {
+      const operationId = await closeOperation(tenantDb, input.operationId, {
         totalProcessed: c.matched,
         created: 0,
         updated: c.changed,
         skipped: c.unchanged,
         failed: c.invalid + c.failed,
       });
-      return { operationId: input.operationId };
+      return { operationId };
     },
   };
 }

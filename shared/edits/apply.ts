@@ -1,4 +1,10 @@
-import { BulkOperations, type BulkOperationItem } from '../bulk/operations';
+import {
+  BulkOperations,
+  bulkOperationItems,
+  bulkOperations,
+  type BulkOperation,
+  type BulkOperationItem,
+} from '../bulk/operations';
 import type { TenantDb } from '../db/tenant-db';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
@@ -106,4 +112,32 @@ export async function applyChanges(
   }
   await ops.unrecordMany(operationId, lost);
   return out;
+}
+
+/**
+ * Ends a run's bulk operation once its pages are done; answers its id, or null when the run
+ * recorded none. A page starts the operation before its writes, so a run whose every write lost
+ * to a concurrent save (or whose killed attempt's records were dropped by the retry) is left with
+ * an operation without items: it is deleted, as a run that changes nothing records no operation.
+ * The delete is guarded by the status (never an operation that ended, or was rolled back), and
+ * a retry (the activity run again) answers the same: a deleted operation stays gone, an ended
+ * one is answered as it is.
+ */
+export async function closeOperation(
+  tenantDb: TenantDb,
+  operationId: string,
+  counts: BulkOperation['counts'],
+): Promise<string | null> {
+  const ops = new BulkOperations(tenantDb);
+  const op = await ops.get(operationId);
+  if (!op) return null;
+  if (op.status === 'processing') {
+    const items = await tenantDb.collection(bulkOperationItems).countDocuments({ operationId });
+    if (items === 0) {
+      await tenantDb.collection(bulkOperations).deleteOne({ _id: operationId, status: 'processing' });
+      return null;
+    }
+  }
+  await ops.finish(operationId, 'completed', counts);
+  return operationId;
 }

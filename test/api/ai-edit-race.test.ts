@@ -11,7 +11,9 @@ import { bulkOperationItems } from '../../shared/bulk/operations';
  * A user edit that lands while an AI transform waits for the model (after the page read the
  * product at version v, before the edit's guarded write) makes version v+1, the very version the
  * edit's write would have made: the edit must still see that its write did not land, answer a
- * conflict, and keep no record a rollback would undo the user's change with.
+ * conflict, and keep no record a rollback would undo the user's change with. A run whose every
+ * change lost so changed nothing, and records no operation (operationId null); one where some
+ * change landed records those alone.
  */
 jest.setTimeout(120_000);
 
@@ -41,6 +43,8 @@ beforeAll(async () => {
   });
 }, 120_000);
 
+afterEach(() => ai.script(null));
+
 afterAll(async () => {
   await app?.close();
   await worker?.stop();
@@ -48,7 +52,7 @@ afterAll(async () => {
   await deps?.close();
 });
 
-test('a user edit made while the model answers is kept: the run answers a conflict and records nothing', async () => {
+test('a user edit made while the model answers is kept: the run answers a conflict and records no operation', async () => {
   const t = await deps.tenantWithKey();
   const api = new ApiClient(t.key, app.url);
   const sku = `AIRACE${Date.now().toString(36).toUpperCase()}`;
@@ -75,10 +79,53 @@ test('a user edit made while the model answers is kept: the run answers a confli
   expect(userEdit).toBe(200);
   expect(res.status).toBe(207); // some of the run failed: this product, as a conflict
   expect((await api.get(`/products/${id}`)).body.title.value).toBe('User title');
-  expect(res.body.counts).toMatchObject({ changed: 0, failed: 1 });
+  expect(res.body.counts).toMatchObject({ matched: 1, changed: 0, failed: 1 });
+  expect(res.body.errors).toEqual([expect.objectContaining({ sku, code: 'conflict' })]);
+  // nothing changed: no operation, answered or listed, and no record of the product
+  expect(res.body.operationId).toBeNull();
+  expect((await api.get(`/products/bulk/ai/${res.body.jobId}`)).body.operationId).toBeNull();
+  const ops = await api.get('/products/bulk/operations', { query: { type: 'ai-transform' } });
+  expect(ops.body.operations).toEqual([]);
   const items = await new TenantDb(deps.db, t.tenantId)
     .collection(bulkOperationItems)
-    .find({ operationId: res.body.operationId })
+    .find({ productId: id })
     .toArray();
   expect(items).toEqual([]);
+});
+
+test('a run where one change lost and another landed records an operation of the landed one alone', async () => {
+  const t = await deps.tenantWithKey();
+  const api = new ApiClient(t.key, app.url);
+  const prefix = `AIRACE${Date.now().toString(36).toUpperCase()}`;
+  const ids: Record<string, string> = {};
+  for (const sku of [`${prefix}-LOST`, `${prefix}-KEPT`]) {
+    const created = await api.post('/products', { sku, title: { value: 'Original title' }, price: 10 });
+    expect(created.status).toBe(201);
+    ids[sku] = created.body.id;
+  }
+  const lost = `${prefix}-LOST`;
+  const kept = `${prefix}-KEPT`;
+  let userEdit: number | null = null;
+  ai.script(async (req) => {
+    if (productDataOf(req)?.source.sku === lost && userEdit === null) {
+      const put = await api.put(`/products/${ids[lost]}`, { sku: lost, title: { value: 'User title' }, price: 10 });
+      userEdit = put.status;
+    }
+    return undefined;
+  });
+
+  const res = await api.post('/products/bulk/ai/transform', {
+    prompt: 'Make the title catchier',
+    selection: { skus: [lost, kept] },
+    fields: ['title.value'],
+  });
+  expect(userEdit).toBe(200);
+  expect(res.status).toBe(207);
+  expect(res.body.counts).toMatchObject({ matched: 2, changed: 1, failed: 1 });
+  expect(res.body.operationId).toMatch(/^bop_/);
+  expect((await api.get(`/products/${ids[lost]}`)).body.title.value).toBe('User title');
+  expect((await api.get(`/products/${ids[kept]}`)).body.title.value).not.toBe('Original title');
+  const op = (await api.get(`/products/bulk/operations/${res.body.operationId}`)).body;
+  expect(op).toMatchObject({ type: 'ai-transform', status: 'completed', canRollback: true });
+  expect(op.products.map((p: { sku: string }) => p.sku)).toEqual([kept]);
 });
