@@ -48,7 +48,12 @@ const transformSchema: JsonSchema = {
       ),
       minItems: 0,
     },
-    mode: { type: 'string', enum: ['preview', 'apply'], default: 'apply' },
+    mode: {
+      type: 'string',
+      enum: ['preview', 'apply'],
+      default: 'apply',
+      description: 'preview plans without writing; with previewId, apply only (the default)',
+    },
     previewId: {
       type: 'string',
       minLength: 1,
@@ -57,6 +62,9 @@ const transformSchema: JsonSchema = {
     },
     operationName: { type: 'string', maxLength: 200 },
   },
+  // a previewId applies that preview: a request asking for a preview with it contradicts itself
+  if: { required: ['previewId'] },
+  then: { properties: { mode: { const: 'apply' } } },
 };
 
 interface TransformBody {
@@ -102,7 +110,7 @@ const RESULT_NOTES = [
   'RATE_LIMITED, BUDGET_EXCEEDED, INVALID_PROMPT, MODEL_ERROR, PARSE_ERROR (after one repair attempt), TIMEOUT, INVALID_RESPONSE (off-schema, or refused by the product rules: validation-error).',
   'Runs of up to AI_SYNC_MAX products (default 10) answer when done: 200, or 207 with `errors`; larger ones 202 `{jobId: "aitx_…"}`, polled at GET /products/bulk/ai/{jobId}.',
   "When the tenant's daily token budget runs out mid-run the run ends `partial`: what was done stays applied and recorded; the rest is listed as BUDGET_EXCEEDED.",
-  'mode preview plans without writing and answers a previewId; an apply with that previewId writes the previewed answers without new model calls (products changed since are asked again and listed in `replanned`).',
+  'mode preview plans without writing and answers a previewId; an apply with that previewId (mode apply, the default: mode preview with it is 400 validation-error) writes the previewed answers without new model calls (products changed since are asked again and listed in `replanned`). A prompt, selection or fields sent with it must be the previewed ones: 409 preview-mismatch otherwise.',
   'An apply that changes products is one bulk operation (type `ai-transform`), reversible with POST /products/bulk/operations/{id}/rollback. 429 budget-exceeded (`error: BUDGET_EXCEEDED`, Retry-After) when the budget cannot pay for one call; 503 ai-not-configured without a provider.',
 ].join('\n');
 
@@ -150,12 +158,29 @@ export const aiRoutes = defineRoutes([
     tags,
     auth: update,
     body: transformSchema,
-    invalid: { rules: [{ field: 'prompt', code: 'INVALID_PROMPT' }] },
+    invalid: {
+      rules: [
+        { field: 'prompt', code: 'INVALID_PROMPT' },
+        {
+          field: 'mode',
+          keyword: 'const',
+          code: 'validation-error',
+          message:
+            'mode preview cannot be sent with a previewId, which applies that preview: send mode apply (or none) to apply it, or the edit without the previewId to preview it again',
+        },
+      ],
+    },
     responses: {
       200: { description: 'done' },
       207: { description: 'done; `errors` lists the products not changed, each with its AI code and `retryable`' },
       202: { description: 'a large run, as a job' },
-      400: { description: 'validation-error; INVALID_PROMPT (an empty or too long prompt)' },
+      400: {
+        description:
+          'validation-error (among others: mode preview with a previewId); INVALID_PROMPT (an empty or too long prompt)',
+      },
+      404: { description: 'not-found: no such preview' },
+      409: { description: 'preview-mismatch (an edit other than the previewed one), preview-not-ready' },
+      410: { description: 'preview-expired' },
       429: { description: 'budget-exceeded' },
       503: { description: 'ai-not-configured' },
     },
@@ -200,7 +225,7 @@ export const aiRoutes = defineRoutes([
       if (ai) await requireBudget(ctx, ai);
       const run = await editRuns(ctx, 'ai-transform').start({
         type: 'ai-transform',
-        mode: body.previewId ? 'apply' : body.mode,
+        mode: body.mode, // apply whenever previewId is sent (the schema refuses preview with it)
         ai,
         selection: body.selection,
         previewId: body.previewId,

@@ -73,6 +73,12 @@ const WORKFLOW_APPEARS_MS = 10_000;
 /** How long a preview can be applied by its id. */
 export const PREVIEW_TTL_MS = 24 * 3600_000;
 
+/** A selection as it selects: SKUs as they resolve (trimmed, upper-cased), in no order, each once. */
+function canonicalSelection(selection: EditSelection): EditSelection {
+  if (!('skus' in selection)) return selection;
+  return { skus: [...new Set(selection.skus.map((s) => s.trim().toUpperCase()))].sort() };
+}
+
 /** The products of a selection, as a condition; SKUs resolved through the SKU space. */
 export function selectionFilter(input: Pick<EditJobInput, 'selection' | 'productIds'>): Filter<ProductDoc> {
   if ('skus' in input.selection)
@@ -296,9 +302,12 @@ export class EditRuns {
       throw new AppError(410, 'preview-expired', `Preview ${preview._id} has expired; preview the edit again`, {
         field: 'previewId',
       });
+    // each part sent must be the previewed one: the selection too (an AI transform sends it beside the spec)
     const same =
       (req.flow === undefined || isDeepStrictEqual(req.flow, p.flow)) &&
-      (req.ai === undefined || isDeepStrictEqual(req.ai, p.ai));
+      (req.ai === undefined || isDeepStrictEqual(req.ai, p.ai)) &&
+      (req.selection === undefined ||
+        isDeepStrictEqual(canonicalSelection(req.selection), canonicalSelection(p.selection)));
     if (!same)
       throw new AppError(
         409,

@@ -279,6 +279,58 @@ describe('AI transforms over HTTP', () => {
     expect((await product(api, next[0].id)).title.value).toMatch(/^Take \d+ of /);
   });
 
+  // an apply by previewId writes the previewed edit only: each part of the edit sent with it must be the preview's
+  test('an apply by previewId with another selection is 409 preview-mismatch and writes nothing', async () => {
+    const { api } = await tenantClient();
+    const [a, b] = await createProducts(api, skuPrefix(), ['A', 'B']);
+    const preview = await transform(api, retitle([a], { mode: 'preview' }));
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ mode: 'preview', status: 'completed', counts: { changed: 1 } });
+
+    // the preview's prompt and fields, another product
+    const other = await transform(api, retitle([b], { previewId: preview.body.previewId }));
+    expectError(other, 409, 'preview-mismatch');
+    expect(other.body.field).toBe('previewId');
+    for (const m of [a, b]) expect((await product(api, m.id)).title.value).toBe(m.title);
+    const ops = await api.get('/products/bulk/operations', { query: { type: 'ai-transform' } });
+    expect(ops.body.operations).toEqual([]);
+
+    // the same selection, its SKUs as a client may spell them: the preview is applied
+    const same = retitle([a], { previewId: preview.body.previewId });
+    const applied = await transform(api, { ...same, selection: { skus: [a.sku.toLowerCase()] } });
+    expect(applied.status).toBe(200);
+    expect(applied.body).toMatchObject({ mode: 'apply', counts: { changed: 1 }, replanned: [] });
+    expect((await product(api, a.id)).title.value).toBe(`${a.title} (AI)`);
+    expect((await product(api, b.id)).title.value).toBe(b.title);
+  });
+
+  // a previewId applies its preview: a request asking for a preview with it is refused, never run as an apply
+  test('mode "preview" with a previewId is 400 validation-error naming mode, and writes nothing', async () => {
+    const { api } = await tenantClient();
+    const [a] = await createProducts(api, skuPrefix(), ['A']);
+    const preview = await transform(api, retitle([a], { mode: 'preview' }));
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ mode: 'preview', status: 'completed', counts: { changed: 1 } });
+
+    for (const body of [
+      { mode: 'preview', previewId: preview.body.previewId },
+      retitle([a], { mode: 'preview', previewId: preview.body.previewId }),
+    ]) {
+      const refused = await transform(api, body);
+      expectError(refused, 400, 'validation-error');
+      expect(refused.body.field).toBe('mode');
+    }
+    expect((await product(api, a.id)).title.value).toBe(a.title);
+    const ops = await api.get('/products/bulk/operations', { query: { type: 'ai-transform' } });
+    expect(ops.body.operations).toEqual([]);
+
+    // mode apply (as when left out) applies it
+    const applied = await transform(api, { mode: 'apply', previewId: preview.body.previewId });
+    expect(applied.status).toBe(200);
+    expect(applied.body).toMatchObject({ mode: 'apply', counts: { changed: 1 } });
+    expect((await product(api, a.id)).title.value).toBe(`${a.title} (AI)`);
+  });
+
   test('provider failures: each product gets its AI code and retryable; one run answers 207', async () => {
     const { api } = await tenantClient();
     const made = await createProducts(api, skuPrefix(), ['RL', 'RL1', 'ME', 'TO', 'CF', 'BR']);
