@@ -89,9 +89,11 @@ export interface RouteSpec {
   /**
    * How the route honours `Idempotency-Key`: `stored`, the first successful answer is kept 24 h
    * and answered again to a retry (shared/idempotency/keys.ts); `native`, the use case itself
-   * recognises a retry (a job start, a stock movement). Both are documented on the operation.
+   * recognises a retry (a stock movement); `job`, the job found again by its key answers a retry,
+   * and the key is bound to the request (another request under it is 409). A function picks one
+   * by the body. All are documented on the operation.
    */
-  idempotency?: 'stored' | 'native';
+  idempotency?: Idempotency | ((body: Record<string, unknown>) => Idempotency);
   handler: (ctx: AppContext) => Promise<void> | void;
 }
 
@@ -247,11 +249,20 @@ function validator(spec: RouteSpec) {
 
 const KEY_TEXT = /^[\x21-\x7e]+$/;
 
-/** `stored` idempotency: a retry with the key answers the first run's answer; a first run keeps its success. */
+type Idempotency = 'stored' | 'native' | 'job';
+
+/**
+ * `stored` idempotency: a retry with the key answers the first run's answer; a first run keeps
+ * its success. `job`: the key is bound to the request, and the use case answers the retry.
+ */
 function idempotency(spec: RouteSpec) {
   return async (ctx: AppContext, next: Next) => {
     const key = ctx.get('idempotency-key');
-    if (spec.idempotency !== 'stored' || !key) return next();
+    const mode =
+      typeof spec.idempotency === 'function'
+        ? spec.idempotency((ctx.request.body ?? {}) as Record<string, unknown>)
+        : spec.idempotency;
+    if ((mode !== 'stored' && mode !== 'job') || !key) return next();
     if (key.length > MAX_KEY_LENGTH || !KEY_TEXT.test(key))
       throw errors.invalidInput(
         `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters (a UUID is a good one)`,
@@ -265,6 +276,18 @@ function idempotency(spec: RouteSpec) {
       `${spec.path} ${JSON.stringify(ctx.params)}`,
       ctx.request.body ?? null,
     );
+    if (mode === 'job') {
+      const made = await keys.bind(key, fingerprint);
+      const undo = () => (made ? keys.unbind(key, fingerprint).catch(() => undefined) : undefined);
+      try {
+        await next();
+      } catch (err) {
+        await undo();
+        throw err;
+      }
+      if (ctx.status < 200 || ctx.status >= 300) await undo();
+      return;
+    }
     const claim = await keys.claim(key, fingerprint);
     if (claim.kind === 'replay') {
       const kept = openResponse(claim.response, ctx.deps.config.secretsKey);

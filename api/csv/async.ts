@@ -62,7 +62,7 @@ export const csvAsyncRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/csv/export',
-    idempotency: 'native',
+    idempotency: 'job',
     summary: `Export products as CSV, asynchronously (a job; at most ${MAX_EXPORT_IDS} productIds)`,
     tags: ['csv'],
     invalid: exportInvalid,

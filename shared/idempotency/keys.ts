@@ -72,6 +72,15 @@ export const idempotencyKeys = defineCollection<IdempotencyRecord>({
   indexes: [{ key: { tenantId: 1, expiresAt: 1 } }],
 });
 
+function reused(): AppError {
+  return new AppError(
+    409,
+    'idempotency-key-reused',
+    'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request',
+    { field: 'Idempotency-Key' },
+  );
+}
+
 /** Stable JSON: the same body with its members in another order is the same request. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
@@ -140,13 +149,7 @@ export class IdempotencyKeys {
         if (await this.takeOver(held, fresh)) return { kind: 'run', runId: fresh.runId, startedAt: fresh.createdAt };
         continue;
       }
-      if (held.fingerprint !== fingerprint)
-        throw new AppError(
-          409,
-          'idempotency-key-reused',
-          'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request',
-          { field: 'Idempotency-Key' },
-        );
+      if (held.fingerprint !== fingerprint) throw reused();
       if (held.state === 'done' && held.response) return { kind: 'replay', response: held.response };
       if (held.leaseUntil <= now) {
         // its request died mid-way without an answer: this retry runs it, as the same run
@@ -186,9 +189,49 @@ export class IdempotencyKeys {
     );
   }
 
+  /**
+   * Binds the key to a request whose use case answers a retry itself (a job found again by its
+   * key): another request under the key is 409 idempotency-key-reused. True when this call made
+   * the binding (undo it with release if the request does not succeed).
+   */
+  async bind(key: string, fingerprint: string): Promise<boolean> {
+    const _id = this.id(key);
+    for (;;) {
+      const now = new Date();
+      const bound = {
+        key,
+        fingerprint,
+        state: 'done' as const,
+        response: null,
+        leaseUntil: now,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + KEY_TTL_MS),
+      };
+      try {
+        await this.col.insertOne({ _id, ...bound });
+        return true;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+      const held = await this.col.findOne({ _id });
+      if (!held) continue; // released meanwhile
+      if (held.expiresAt <= now) {
+        if (await this.takeOver(held, bound)) return true;
+        continue;
+      }
+      if (held.fingerprint !== fingerprint) throw reused();
+      return false;
+    }
+  }
+
   /** Frees the key of a run that did not succeed: the retry runs again. */
   async release(key: string, fingerprint: string): Promise<void> {
     await this.col.deleteOne({ _id: this.id(key), fingerprint, state: 'running' });
+  }
+
+  /** Frees a binding this request made (bind) when the request did not succeed. */
+  async unbind(key: string, fingerprint: string): Promise<void> {
+    await this.col.deleteOne({ _id: this.id(key), fingerprint, response: null, state: 'done' });
   }
 }
 

@@ -679,17 +679,17 @@ describe('runs as jobs, idempotency, selections', () => {
     expect((await getProduct(api, ids.IDEM)).price).toBe(12.1);
   });
 
-  test('an Idempotency-Key a preview used does not answer an execute with that preview', async () => {
+  test('an Idempotency-Key a preview used is refused for an execute (another request), which writes nothing', async () => {
     const { api } = await newTenant();
     const ids = await seed(api, [{ sku: 'KEY', title: { value: 'Key' }, price: 10 }]);
     const body = all({ actions: [{ type: 'set', field: 'price', value: 12 }] });
     const headers = { 'Idempotency-Key': `shared-${Date.now()}` };
     const pv = must(await preview(api, body, { headers }), 200, 'preview');
-    const ex = await execute(api, body, { headers });
-    // a key is a preview's or an apply's: the execute is an apply of its own
-    expect(ex.status).toBe(200);
+    expect(must(await preview(api, body, { headers }), 200, 'preview again').jobId).toBe(pv.jobId);
+    expectError(await execute(api, body, { headers }), 409, 'idempotency-key-reused');
+    expect((await getProduct(api, ids.KEY)).price).toBe(10);
+    const ex = await execute(api, body, { headers: { 'Idempotency-Key': `own-${Date.now()}` } });
     expect(ex.body).toMatchObject({ mode: 'apply', status: 'completed' });
-    expect(ex.body.jobId).not.toBe(pv.jobId);
     expect((await getProduct(api, ids.KEY)).price).toBe(12);
   });
 
