@@ -277,6 +277,12 @@ export const productRoutes = defineRoutes([
     summary: 'Delete a product and free its SKUs',
     tags: ['products'],
     auth: { scopes: ['products:delete'] },
+    responses: {
+      200: { description: '`{success, id, sku}`' },
+      400: { description: 'validation-error: a bundle names the product or one of its variants (details.usedBy)' },
+      404: { description: 'not-found' },
+      409: { description: 'conflict: the product changed while it was deleted' },
+    },
     handler: async (ctx) => {
       const doc = await catalog(ctx).delete(ctx.params.id);
       ctx.body = { success: true, id: doc._id.toHexString(), sku: doc.sku };

@@ -1,4 +1,4 @@
-import { ObjectId } from 'mongodb';
+import { ObjectId, type Filter } from 'mongodb';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError, type FieldError } from '../errors/catalog';
@@ -438,6 +438,21 @@ export class Catalog {
     const current = await this.get(id);
     if (!current) throw notFound(id);
     const productId = current._id.toHexString();
+    // a bundle naming it would be left with a component no write of that bundle could keep
+    const skus = skusOf(current).map((s) => s.sku);
+    const bundles = await this.products
+      .find({ _id: { $ne: current._id }, 'bundleConfig.components.productSku': { $in: skus } } as Filter<ProductDoc>, {
+        projection: { sku: 1 },
+        limit: 10,
+      })
+      .toArray();
+    if (bundles.length)
+      throw new AppError(
+        400,
+        'validation-error',
+        `Product ${current.sku} is a component of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.map((b) => b.sku).join(', ')}: remove it there first`,
+        { field: 'id', details: { reason: 'in-use', usedBy: bundles.map((b) => ({ sku: b.sku, as: 'bundle' })) } },
+      );
     const sequence = current.version + 1;
     let deleted: ProductDoc;
     try {

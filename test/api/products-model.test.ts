@@ -353,6 +353,27 @@ describe('bundleConfig', () => {
       'may not contain itself',
     );
   });
+
+  test('a product a bundle names (itself or a variant) cannot be deleted until the bundle lets it go', async () => {
+    const part = await expectCreated(
+      product({ variants: [{ sku: uniqueSku('dv'), title: { value: 'V' }, price: 1, position: 0 }] }),
+    );
+    const bundle = await expectCreated(
+      product({ productType: 'bundle', bundleConfig: { components: [{ productSku: part.variants[0].sku }] } }),
+    );
+    const refused = await api.delete(`/products/${part.id}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'validation-error',
+      details: { reason: 'in-use', usedBy: [{ sku: bundle.sku, as: 'bundle' }] },
+    });
+    expect((await api.get(`/products/${part.id}`)).status).toBe(200);
+    const { id: _id, createdAt: _c, updatedAt: _u, version: _v, tenantId: _t, ...rest } = bundle;
+    const other = await expectCreated(product());
+    const edited = { ...rest, bundleConfig: { components: [{ productSku: other.sku }] } };
+    expect((await api.put(`/products/${bundle.id}`, edited)).status).toBe(200);
+    expect((await api.delete(`/products/${part.id}`)).status).toBe(200);
+  });
 });
 
 describe('supply, material, BOM and modifiers are stored with their shapes', () => {
