@@ -262,11 +262,13 @@ function idempotency(spec: RouteSpec) {
       typeof spec.idempotency === 'function'
         ? spec.idempotency((ctx.request.body ?? {}) as Record<string, unknown>)
         : spec.idempotency;
-    if ((mode !== 'stored' && mode !== 'job') || !key) return next();
+    if (!mode || !key) return next();
+    // one rule for every route's key, also where the use case keeps it (native)
     if (key.length > MAX_KEY_LENGTH || !KEY_TEXT.test(key))
       throw errors.invalidInput(
         `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters (a UUID is a good one)`,
       );
+    if (mode === 'native') return next();
     const tenantDb = ctx.state.tenantDb;
     if (!tenantDb) return next();
     const keys = new IdempotencyKeys(tenantDb);

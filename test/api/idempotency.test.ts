@@ -181,6 +181,22 @@ test('the key must be 1 to 255 visible ASCII characters; the same key in another
   const body = () => ({ sku: `${P}-${++n}`, title: { value: 'K' }, price: 1 });
   expectError(await api.post('/products', body(), withKey('x'.repeat(256))), 400, 'validation-error');
   expectError(await api.post('/products', body(), withKey('with space')), 400, 'validation-error');
+  // the same rule where the use case keeps the key (a comment, a receipt) or binds it (a job)
+  const order = await api.post('/orders', {
+    externalId: `${P}-key-${++n}`,
+    customerInfo: { name: 'Ana' },
+    items: [{ sku: productSku, quantity: 1 }],
+  });
+  expect(order.status).toBe(201);
+  const comments = `/orders/${order.body.data._id}/comments`;
+  const long = withKey('x'.repeat(256));
+  expectError(await api.post(comments, { comment: 'hi' }, long), 400, 'validation:invalid_input', 'orders');
+  expect((await api.get(`/orders/${order.body.data._id}/activity-log`)).body.data).toHaveLength(1);
+  expectError(
+    await api.post('/products/bulk/csv/export', { format: 'native', selection: 'all' }, withKey('with space')),
+    400,
+    'validation-error',
+  );
   const key = randomUUID();
   const sku = `${P}-SHARED`;
   expect((await api.post('/products', { sku, title: { value: 'Mine' }, price: 1 }, withKey(key))).status).toBe(201);
