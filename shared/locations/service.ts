@@ -4,6 +4,7 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { materialStock } from '../materials/collections';
 import { transfers } from '../inventory/transfers';
+import { orders } from '../orders/collections';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
 import { pageWindow, type PageRequest } from '../paging';
@@ -324,6 +325,22 @@ export class LocationService {
       throw locationErrors.cantDelete(
         `Location ${id} is the origin or destination of transfers not yet received (${open.map((t) => t._id).join(', ')}); receive or cancel them first`,
         { openTransfers: open.map((t) => t._id) },
+      );
+    // an order that may still take stock here (pending) or give it back (accepted, preparing)
+    const orderList = await this.tenantDb
+      .collection(orders)
+      .find(
+        {
+          orderStatus: { $in: ['pending', 'accepted', 'preparing'] },
+          $or: [{ locationId: id }, { 'stock.locationId': id }],
+        } as never,
+        { projection: { _id: 1 }, limit: 5 },
+      )
+      .toArray();
+    if (orderList.length)
+      throw locationErrors.cantDelete(
+        `Location ${id} is where open orders take or return their stock (${orderList.map((o) => o._id.toHexString()).join(', ')}); finish, cancel or move them first`,
+        { openOrders: orderList.map((o) => o._id.toHexString()) },
       );
     if (!(await this.col.deleteById(id))) throw locationErrors.notFound(`No location ${id}`);
     await this.zones.deleteMany({ locationId: id });

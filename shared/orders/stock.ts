@@ -90,6 +90,11 @@ export class OrderStock {
     const order = await this.order(orderId);
     if (!canMove(order.orderStatus, 'accepted'))
       throw orderErrors.invalidTransition(orderId, order.orderStatus, 'accepted');
+    // a location gone since the order was made (deleted in a race with its check) takes no sale
+    if (order.locationId && !(await new Locations(this.tenantDb).getRaw(order.locationId)))
+      throw orderErrors.invalid(
+        `the order's location ${order.locationId} no longer exists: cancel the order and create it at another location`,
+      );
     const locationId = order.locationId ?? (await new Locations(this.tenantDb).defaultId());
     const skus = [...new Set(order.items.map((i) => i.sku))];
     const claims = await this.tenantDb

@@ -1,7 +1,7 @@
 import { ApiClient } from '../helpers/client';
 import { expectError } from '../helpers/expect-error';
 import { TestDeps } from '../helpers/stack';
-import { systemLocationId } from '../../shared/locations/locations';
+import { locations, systemLocationId } from '../../shared/locations/locations';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { putsStockBack } from '../../shared/orders/moves';
 import { MoveNeedsStock, Orders } from '../../shared/orders/service';
@@ -261,6 +261,32 @@ describe('accepting an order takes its stock; cancelling it puts it back', () =>
     expect(await stockOf(strict)).toBe(1);
     expect((await accept(await order([{ sku: lenient, quantity: 2 }]))).status).toBe(200);
     expect(await stockOf(lenient)).toBe(-2);
+  });
+
+  it('a location open orders take or return stock at cannot be deleted; once they are done, it can', async () => {
+    const loc = (await api.post('/locations', { name: `Kiosk ${P}`, type: 'location' })).body.id as string;
+    const lamp = await product('LAMP-K', { sellIfOutOfStock: true });
+    const pending = await order([{ sku: lamp.sku, quantity: 1 }], { locationId: loc });
+    const refused = await api.delete(`/locations/${loc}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain(pending);
+    expect((await accept(pending)).status).toBe(200);
+    expect((await api.delete(`/locations/${loc}`)).status).toBe(400); // accepted: a cancel returns its stock here
+    expect((await cancel(pending)).status).toBe(200);
+    expect((await api.delete(`/locations/${loc}`)).status).toBe(200);
+  });
+
+  it('an order whose location is gone all the same is refused on accept (400), taking nothing', async () => {
+    const loc = (await api.post('/locations', { name: `Stall ${P}`, type: 'location' })).body.id as string;
+    const lamp = await product('LAMP-S', { sellIfOutOfStock: true });
+    const id = await order([{ sku: lamp.sku, quantity: 1 }], { locationId: loc });
+    // as if a delete had passed its check just before the order was made
+    await new TenantDb(deps.db, tenantId).collection(locations).deleteById(loc);
+    const res = await accept(id);
+    expectError(res, 400, 'validation:invalid_input', 'orders');
+    expect(res.body.error.message).toContain(loc);
+    expect(await stockOf(lamp.sku, loc)).toBe(0);
+    expect((await api.get(`/orders/${id}`)).body.data.orderStatus).toBe('pending');
   });
 
   it('takes stock at the order’s location; an unknown location is refused at creation', async () => {
