@@ -60,7 +60,7 @@ export const setStockBody: JsonSchema = {
   additionalProperties: false,
   minProperties: 1,
   required: ['stock'],
-  properties: { stock: quantity('the balance to set') },
+  properties: { stock: quantity('the balance to set', MAX_QUANTITY) },
 };
 
 export const MAX_BULK_ITEMS = 1000;
@@ -80,7 +80,7 @@ export const bulkSetBody: JsonSchema = {
         required: ['sku', 'stock'],
         properties: {
           sku: { type: 'string', pattern: '\\S', description: 'a product or variant SKU (case-insensitive)' },
-          stock: quantity('the balance to set'),
+          stock: quantity('the balance to set', MAX_QUANTITY),
           locationId: {
             type: ['string', 'null'],
             minLength: 1,

@@ -76,6 +76,7 @@ test.each([
   ['stock not a number', { stock: 'ten' }, 400, 'bad-request/invalid-stock'],
   ['negative stock (a clear 400, not the deployed 500)', { stock: -1 }, 400, 'bad-request/invalid-stock'],
   ['fractional stock', { stock: 1.5 }, 400, 'bad-request/invalid-stock'],
+  ['stock beyond 1,000,000,000 (sums of balances must stay exact)', { stock: 1e300 }, 400, 'bad-request/invalid-stock'],
   ['unknown field', { stock: 1, qty: 2 }, 400, 'bad-request'],
 ])('PUT with %s: a 4xx, nothing written', async (_what, body, status, code) => {
   const before = await deps.db.collection('stock_movements').countDocuments({ tenantId });
