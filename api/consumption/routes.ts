@@ -2,10 +2,13 @@ import { defineRoutes, type RouteSpec } from '../route';
 import { idempotencyKeyOf, tenantOf, validBody, type AppContext } from '../context';
 import { ConsumptionService, type BomRunRequest, type ConsumptionRequest } from '../../shared/consumption/service';
 import type { JsonSchema } from '../../shared/validation';
+import { timeZoneOf } from '../../shared/auth/tenancy';
 
 const service = (ctx: AppContext) => {
   const { tenantDb, principal } = tenantOf(ctx);
-  return new ConsumptionService(tenantDb, principal.keyId);
+  return new ConsumptionService(tenantDb, principal.keyId, async () =>
+    timeZoneOf(await ctx.deps.tenancy.getTenant(principal.tenantId)),
+  );
 };
 
 const text = (max: number): JsonSchema => ({ type: 'string', minLength: 1, maxLength: max });

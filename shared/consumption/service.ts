@@ -11,6 +11,7 @@ import type { ProductDoc } from '../products/types';
 import { TAKEN, type ConsumedSku, type Shortfall } from './collections';
 import { ConsumptionEngine, ConsumptionRefused, type RunResult } from './engine';
 import { planConsumption, type ModifierMaterial, type Plan, type StoredBom } from './plan';
+import { basePriceFor, checkSelection, selectionsFromPairs, type ModifiersConfig } from '../modifiers/selection';
 
 export interface SelectedModifier {
   groupId: string;
@@ -106,6 +107,8 @@ export class ConsumptionService {
   constructor(
     private readonly tenantDb: TenantDb,
     actor: string,
+    /** The tenant's time zone, in which modifiers' hours and days are read (asked only for a selection). */
+    private readonly timeZone: () => Promise<string> = async () => 'UTC',
   ) {
     this.engine = new ConsumptionEngine(tenantDb, actor);
   }
@@ -138,10 +141,18 @@ export class ConsumptionService {
     return locationId;
   }
 
-  /** The materials of selected modifiers: each named group and modifier must exist on the product. */
-  private modifierMaterials(product: ProductDoc, selected: SelectedModifier[] = []): ModifierMaterial[] {
+  /**
+   * The materials of selected modifiers: each named group and modifier must exist on the product,
+   * and the selection must pass the product's selection rules (checkSelection, as the validate
+   * endpoint and order creation judge it): 400 validation-error naming each rule that failed.
+   */
+  private async modifierMaterials(
+    product: ProductDoc,
+    selected: SelectedModifier[] = [],
+    variantSku?: string,
+  ): Promise<ModifierMaterial[]> {
     const groups = product.modifiersConfig?.groups ?? [];
-    return selected.flatMap((s, i) => {
+    const materials = selected.flatMap((s, i) => {
       const group = groups.find((g) => g.id === s.groupId);
       const modifier = group?.modifiers.find((m) => m.id === s.modifierId);
       if (!group || !modifier)
@@ -154,6 +165,26 @@ export class ConsumptionService {
       const uses = modifier.inventoryConsumption as { sku: string; quantity: number; unit: string }[];
       return uses.map((u) => ({ sku: u.sku, quantity: u.quantity, unit: u.unit, times: s.quantity ?? 1 }));
     });
+    if (selected.length) {
+      const result = checkSelection(
+        product.modifiersConfig as unknown as ModifiersConfig,
+        selectionsFromPairs(selected),
+        {
+          basePrice: basePriceFor(product, variantSku) ?? product.price,
+          variantSku,
+          now: new Date(),
+          timeZone: await this.timeZone(),
+        },
+      );
+      if (!result.valid)
+        throw new AppError(
+          400,
+          'validation-error',
+          `selectedModifiers: ${result.errors.map((e) => `${e.message} (${e.rule})`).join('; ')}`,
+          { field: 'selectedModifiers', details: { errors: result.errors } },
+        );
+    }
+    return materials;
   }
 
   /** `fromMemory` for a run: see PlanInput. */
@@ -163,11 +194,15 @@ export class ConsumptionService {
   ): Promise<{ plan: Plan; product: ProductDoc; locationId: string }> {
     const located = this.location(req.locationId);
     located.catch(() => undefined); // answered after the product's 404
-    const { product } = await this.product(req.productSku, true, `Product ${req.productSku.toUpperCase()} not found`);
+    const { product, variantSku } = await this.product(
+      req.productSku,
+      true,
+      `Product ${req.productSku.toUpperCase()} not found`,
+    );
     const locationId = await located;
     const plan = await planConsumption(this.tenantDb, {
       bom: (product.billOfMaterials as StoredBom | undefined) ?? null,
-      modifierMaterials: this.modifierMaterials(product, req.selectedModifiers),
+      modifierMaterials: await this.modifierMaterials(product, req.selectedModifiers, variantSku),
       quantity: req.quantity ?? 1,
       locationId,
       allowSubstitutes: false,

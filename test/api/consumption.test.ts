@@ -371,7 +371,7 @@ describe('consumption routes', () => {
           groups: [
             {
               name: { value: 'Extras' },
-              selectionRule: { minSelections: 0, maxSelections: 3 },
+              selectionRule: { minSelections: 0, maxSelections: 3, allowDuplicates: true, maxPerModifier: 3 },
               modifiers: [{ name: 'Extra cheese', inventoryConsumption: [{ sku: cheese, quantity: 50, unit: 'g' }] }],
             },
           ],
@@ -482,6 +482,48 @@ describe('consumption routes', () => {
         404,
         'not-found',
       );
+  });
+
+  it('a selection the product’s rules refuse (an unavailable modifier, too many) takes nothing on any route', async () => {
+    const salt = await material('SALT');
+    await receive(salt, 1, 1);
+    const doc = await productDoc('FRIES', null, {
+      modifiersConfig: {
+        enabled: true,
+        groups: [
+          {
+            name: { value: 'Extras' },
+            selectionRule: { minSelections: 0, maxSelections: 1 },
+            modifiers: [
+              { name: 'Salt', available: false, inventoryConsumption: [{ sku: salt, quantity: 100, unit: 'g' }] },
+              { name: 'Pepper', inventoryConsumption: [{ sku: salt, quantity: 10, unit: 'g' }] },
+              { name: 'Vinegar', inventoryConsumption: [] },
+            ],
+          },
+        ],
+      },
+    });
+    const [g] = doc.modifiersConfig.groups;
+    const [unavailable, pepper, vinegar] = g.modifiers.map((m: { id: string }) => m.id);
+    const pick = (...ids: string[]) => ids.map((modifierId) => ({ groupId: g.id, modifierId }));
+    for (const selectedModifiers of [pick(unavailable), pick(pepper, vinegar)])
+      for (const route of ['check', 'estimate', 'consume']) {
+        const res = await api.post(`/products/materials/consumption/${route}`, {
+          productSku: doc.sku,
+          locationId: A,
+          selectedModifiers,
+        });
+        expectError(res, 400, 'validation-error');
+        expect(res.body.details.errors.length).toBeGreaterThan(0);
+      }
+    expect((await api.get(`/products/materials/${salt}/stock/${A}`)).body.quantity).toBe(1);
+    const ok = await api.post('/products/materials/consumption/consume', {
+      productSku: doc.sku,
+      locationId: A,
+      selectedModifiers: pick(pepper),
+    });
+    expect(ok.body).toMatchObject({ success: true });
+    expect((await api.get(`/products/materials/${salt}/stock/${A}`)).body.quantity).toBe(0.99);
   });
 
   it.each([
