@@ -479,7 +479,7 @@ export class Catalog {
    * Takes SKUs for a product. The unique index decides between concurrent writers; on a
    * collision the SKUs taken so far are given back and the answer names the SKU and its holder.
    */
-  private async claim(wanted: { sku: string; kind: SkuKind }[], productId: string): Promise<string[]> {
+  private async claim(wanted: { sku: string; kind: SkuKind }[], productId: string): Promise<void> {
     const taken: string[] = [];
     for (const { sku, kind } of wanted) {
       for (let attempt = 0; ; attempt++) {
@@ -510,7 +510,6 @@ export class Catalog {
         }
       }
     }
-    return taken;
   }
 
   private async isOrphan(claim: SkuClaim): Promise<boolean> {
