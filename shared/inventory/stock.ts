@@ -142,7 +142,8 @@ export class Stock {
     const fallback = (await new Locations(this.tenantDb).defaultLocation())._id;
     const results: BulkSetResult[] = [];
     for (const [i, item] of items.entries()) {
-      const sku = item.sku.toUpperCase();
+      // the result names the SKU as it is stored (set trims and upper-cases it the same way)
+      const sku = item.sku.trim().toUpperCase();
       const locationId = item.locationId ?? fallback;
       try {
         const done = await this.set(locationId, sku, item.stock, `${idempotencyKey}:${i}`);

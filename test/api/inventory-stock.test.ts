@@ -143,8 +143,12 @@ test('bulk-update: a result per item, 207 when some fail; invalid or empty items
   }
   expect(await ledger().onHand(SKU, loc)).toBe(before);
   expect(await ledger().onHand(SKU, loc)).toBe(4);
-  const ok = await api.post('/inventory/bulk-update', { items: [{ sku: SKU, stock: 5, locationId: loc }] });
+  // the result names the SKU as stored: trimmed and upper-case
+  const ok = await api.post('/inventory/bulk-update', {
+    items: [{ sku: ` ${SKU.toLowerCase()} `, stock: 5, locationId: loc }],
+  });
   expect(ok.status).toBe(200);
+  expect(ok.body.results).toEqual([{ sku: SKU, locationId: loc, success: true, onHand: 5 }]);
   expectError(await api.post('/inventory/bulk-update', { items: [] }), 400, 'bad-request/invalid-items');
   expectError(await api.post('/inventory/bulk-update', { items: 'x' }), 400, 'bad-request/invalid-items');
   expectError(await api.post('/inventory/bulk-update'), 400, 'bad-request/missing-body');
