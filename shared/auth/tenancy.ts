@@ -293,13 +293,17 @@ export class Tenancy {
    */
   async refresh(refreshToken: string, ttl: { accessSeconds: number; refreshSeconds: number }) {
     if (!refreshToken.startsWith(`${REFRESH_PREFIX}_`)) return 'invalid' as const;
-    const token = await this.tokens.findOneAndDelete({ _id: hashSecret(refreshToken), kind: 'refresh' });
+    const id = hashSecret(refreshToken);
+    // judged before it is spent: a refresh refused while the tenant is suspended leaves the token
+    // usable once the tenant is resumed (as its access tokens are); the delete below spends it once
+    const token = await this.tokens.findOne({ _id: id, kind: 'refresh' });
     if (!token || token.expiresAt <= new Date()) return 'invalid' as const;
     const key = await this.keys.findOne({ _id: token.keyId });
     if (!key || key.revokedAt) return 'invalid' as const;
     const tenant = await this.getTenant(token.tenantId);
     if (!tenant) return 'invalid' as const;
     if (tenant.status !== 'active') return 'suspended' as const;
+    if (!(await this.tokens.findOneAndDelete({ _id: id, kind: 'refresh' }))) return 'invalid' as const;
     return this.issueTokens(
       { tenantId: token.tenantId, keyId: token.keyId, scopes: new Set(token.scopes), via: 'token' },
       ttl,

@@ -79,12 +79,17 @@ describe('access and refresh tokens', () => {
     expectError(await http(apiUrl, 'POST', '/auth/refresh'), 401, 'auth:invalid_token');
   });
 
-  test("a revoked key's refresh tokens stop working; a suspended tenant's refresh is 403", async () => {
+  test("a revoked key's refresh tokens stop working; a suspended tenant's refresh is 403 and spends nothing", async () => {
     const t = await deps.tenantWithKey(['products:read']);
     const pair = (await http(apiUrl, 'POST', '/auth/token', { key: t.key })).body;
     await deps.tenancy.setTenantStatus(t.tenantId, 'suspended');
     expectError(await http(apiUrl, 'POST', '/auth/token', { key: t.key }), 403, 'auth:permission_denied');
+    expectError(await http(apiUrl, 'POST', '/auth/refresh', { key: pair.refreshToken }), 403, 'auth:permission_denied');
     await deps.tenancy.setTenantStatus(t.tenantId, 'active');
+    // the refused refresh did not spend the token: it works once the tenant is resumed, once
+    const renewed = await http(apiUrl, 'POST', '/auth/refresh', { key: pair.refreshToken });
+    expect(renewed.status).toBe(200);
+    expectError(await http(apiUrl, 'POST', '/auth/refresh', { key: pair.refreshToken }), 401, 'auth:invalid_token');
     const pair2 = (await http(apiUrl, 'POST', '/auth/token', { key: t.key })).body;
     await deps.tenancy.revokeKey(t.keyId);
     expectError(await http(apiUrl, 'POST', '/auth/refresh', { key: pair.refreshToken }), 401, 'auth:invalid_token');
