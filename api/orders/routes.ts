@@ -115,8 +115,9 @@ const patchBody: JsonSchema = {
   minProperties: 1,
   properties: {
     externalId: { type: 'string', minLength: 1, maxLength: 100 },
-    customerInfo: { ...customerInfo, required: [] },
-    shippingAddress: address([]),
+    // a nested object merges the properties sent: an empty one would record an update of nothing
+    customerInfo: { ...customerInfo, required: [], minProperties: 1 },
+    shippingAddress: { ...address([]), minProperties: 1 },
     notes: { type: 'string', maxLength: 5000 },
     customerId: {
       ...customerIdSchema,

@@ -238,16 +238,20 @@ describe('PUT /orders/{orderId}', () => {
     },
   );
 
-  test('empty body, unknown field, bad country: 400', async () => {
+  test('empty body, empty nested object, unknown field, bad country: 400, and nothing recorded', async () => {
     const order = await createOrder();
     for (const body of [
       {},
+      { customerInfo: {} },
+      { shippingAddress: {}, notes: 'with nothing to merge' },
       { colour: 'red' },
       { shippingAddress: { country: 'Mexico' } },
       { customerInfo: { name: '' } },
     ]) {
       expectError(await api.put(`/orders/${order._id}`, body), 400, 'validation:invalid_input', 'orders');
     }
+    expect((await api.get(`/orders/${order._id}`)).body.data).toEqual(order);
+    expect((await activity(order._id)).map((e) => e.type)).toEqual(['created']);
   });
 
   test("externalId changed to another order's: 409 orders:duplicate_external_id, and neither order changes", async () => {
