@@ -40,6 +40,13 @@ export const locationErrors = {
     }),
 };
 
+/** The default location takes stock and orders, so an inactive one never becomes it. */
+const inactiveDefault = () =>
+  locationErrors.cantUpdate(
+    'An inactive location cannot be the default: make it active first (PUT /locations/{id} with status active)',
+    'isDefault',
+  );
+
 /**
  * The stock balances inventory keeps (`shared/inventory` owns and indexes the collection); only
  * read here, to refuse deleting a location that still holds stock.
@@ -213,6 +220,7 @@ export class LocationService {
         'status',
       );
     }
+    if (patch.isDefault === true && (patch.status ?? doc.status) === 'inactive') throw inactiveDefault();
     if (doc.isSystem) {
       if (patch.isDefault === false) {
         throw locationErrors.systemLocation(
@@ -251,6 +259,7 @@ export class LocationService {
     const update: UpdateFilter<LocationDoc> = { $set } as UpdateFilter<LocationDoc>;
     if (Object.keys($unset).length) (update as Record<string, unknown>).$unset = $unset;
     if (!(await this.col.updateById(id, update))) throw locationErrors.notFound(`No location ${id}`);
+    if (patch.status === 'inactive' && patch.isDefault !== false) await this.keepDefaultActive(doc);
     if (patch.isDefault === true) await this.makeDefault(id);
     else if (patch.isDefault === false) await this.locations.releaseDefault(id);
     const after = await this.find(id);
@@ -259,7 +268,8 @@ export class LocationService {
   }
 
   async setDefault(id: string): Promise<LocationDoc> {
-    await this.require(id);
+    const doc = await this.require(id);
+    if (doc.status === 'inactive') throw inactiveDefault();
     await this.makeDefault(id);
     const after = await this.find(id);
     if (!after) throw locationErrors.notFound(`No location ${id}`);
@@ -272,10 +282,32 @@ export class LocationService {
    */
   private async makeDefault(id: string): Promise<void> {
     await this.locations.pointDefaultAt(id);
-    if (!(await this.locations.getRaw(id))) {
+    const after = await this.locations.getRaw(id);
+    if (!after) {
       await this.locations.releaseDefault(id);
       throw locationErrors.notFound(`No location ${id}`);
     }
+    // made inactive meanwhile (that update checked the pointer before this write): hand it back
+    if (after.status === 'inactive') {
+      await this.locations.releaseDefault(id);
+      throw inactiveDefault();
+    }
+  }
+
+  /**
+   * The other half of the check in `makeDefault`: after writing `inactive`, read the pointer. A
+   * set-default that slipped in between is seen by one side or the other, and the inactive
+   * location never stays the default.
+   */
+  private async keepDefaultActive(before: LocationDoc): Promise<void> {
+    if ((await this.locations.defaultId()) !== before._id) return;
+    await this.col.updateOne({ _id: before._id, status: 'inactive' } as Filter<LocationDoc>, {
+      $set: { status: before.status ?? 'active', updatedAt: new Date() },
+    });
+    throw locationErrors.cantUpdate(
+      'The default location cannot be made inactive: make another location the default first (POST /locations/{id}/set-default)',
+      'status',
+    );
   }
 
   async delete(id: string): Promise<LocationDoc> {
