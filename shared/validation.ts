@@ -19,7 +19,7 @@ function make(coerceTypes: boolean): Ajv {
   addFormats(ajv);
   // RFC 3339 admits a leap second (23:59:60) that a JavaScript Date cannot hold (Invalid Date,
   // stored as 1970): a date-time or date is valid only if it also makes a real Date
-  for (const name of ['date-time', 'date'] as const) {
+  for (const name of ['date-time', 'iso-date-time', 'date'] as const) {
     const rfc = ajv.formats[name] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number };
     ajv.addFormat(name, { ...rfc, validate: (s: string) => rfc.validate(s) && !Number.isNaN(Date.parse(s)) });
   }

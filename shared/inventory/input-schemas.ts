@@ -176,7 +176,7 @@ export const countItemsBody: JsonSchema = {
 const dateOrDateTime: JsonSchema = {
   type: ['string', 'null'],
   anyOf: [{ format: 'date' }, { format: 'iso-date-time' }],
-  description: 'an ISO 8601 date or date-time',
+  description: 'an ISO 8601 date or date-time (UTC when it has no offset); a date-only `to` is the end of that day',
 };
 
 /** POST /inventory/reports */

@@ -35,11 +35,15 @@ export interface ReportRequest {
   to: Date | null;
 }
 
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** The request as a report reads it: a blank location is every location; the period must not end before it starts. */
 export function reportRequest(input: ReportInput): ReportRequest {
   const date = (v: string | null | undefined) => (v ? new Date(Date.parse(v)) : null);
   const from = date(input.from);
-  const to = date(input.to);
+  // a date-only `to` names a whole day (UTC), so from = to = one date is that day, not an instant
+  const to = input.to && DATE_ONLY.test(input.to) ? new Date(Date.parse(input.to) + DAY_MS - 1) : date(input.to);
   if (from && to && from > to) throw badRequest('bad-request', 'from must not be after to', 'from');
   return { reportType: input.reportType, locationId: input.locationId?.trim() || null, from, to };
 }
