@@ -20,8 +20,8 @@ export function orderStockActivities(deps: ActivityDeps) {
     // the line loops heartbeat: a killed worker's step is handed on within the heartbeat timeout
     applyOrderSales: (s: Step & { plan: OrderStockPlan }) => stock(s).applySales(s.orderId, s.plan, beat),
     consumeOrderMaterials: (s: Step & { plan: OrderStockPlan }) => stock(s).consumeMaterials(s.orderId, s.plan),
-    markOrderAccepted: (s: Step & { plan: OrderStockPlan; runId: string; via: string }) =>
-      stock(s).markAccepted(s.orderId, s.plan, s.runId, s.via),
+    markOrderAccepted: (s: Step & { plan: OrderStockPlan; runId: string; via: string; reason?: string }) =>
+      stock(s).markAccepted(s.orderId, s.plan, s.runId, s.via, s.reason),
     markOrderCancelled: (s: Step & { runId: string; via: string; reason?: string }) =>
       stock(s).markCancelled(s.orderId, s.runId, s.via, s.reason),
     returnOrderStock: (s: Step & { effects: Pick<OrderStockEffects, 'locationId' | 'sales' | 'consumptionId'> }) =>

@@ -256,7 +256,13 @@ export class OrderStock {
   }
 
   /** pending → accepted with the stock effects and their audit events, in one guarded update. */
-  async markAccepted(orderId: string, plan: OrderStockPlan, runId: string, via: string): Promise<MoveOutcome> {
+  async markAccepted(
+    orderId: string,
+    plan: OrderStockPlan,
+    runId: string,
+    via: string,
+    reason?: string,
+  ): Promise<MoveOutcome> {
     const order = await this.order(orderId);
     const eventId = `${runId}:accepted`;
     if (order.audit.some((e) => e.id === eventId)) return this.announced(order, eventId, 'pending');
@@ -268,7 +274,12 @@ export class OrderStock {
       sales: plan.sales,
       consumptionId: plan.consumptionId,
     };
-    const moved = this.event(eventId, 'status_changed', { from: order.orderStatus, to: 'accepted', via });
+    const moved = this.event(eventId, 'status_changed', {
+      from: order.orderStatus,
+      to: 'accepted',
+      via,
+      ...(reason ? { reason } : {}),
+    });
     const stock = this.event(`${runId}:stock-taken`, 'stock_changed', {
       effect: 'taken',
       locationId: plan.locationId,
@@ -330,7 +341,12 @@ export class OrderStock {
         throw orderErrors.invalidTransition(orderId, order.orderStatus, 'cancelled');
       if (NEEDS_REASON.has('cancelled') && !reason)
         throw orderErrors.invalid('reason is required to move an order to cancelled');
-      const ev = this.event(eventId, 'status_changed', { from: order.orderStatus, to: 'cancelled', via, reason });
+      const ev = this.event(eventId, 'status_changed', {
+        from: order.orderStatus,
+        to: 'cancelled',
+        via,
+        ...(reason ? { reason } : {}),
+      });
       const doc = await this.orders.findOneAndUpdate(
         { _id: order._id, orderStatus: order.orderStatus },
         { $set: { orderStatus: 'cancelled', updatedAt: ev.timestamp }, $push: { audit: ev } } as never,

@@ -30,7 +30,8 @@ export async function orderStockWorkflow(input: OrderStockInput): Promise<MoveOu
   try {
     await acts.applyOrderSales({ ...step, plan });
     await acts.consumeOrderMaterials({ ...step, plan });
-    return await acts.markOrderAccepted({ ...step, plan, runId, via: input.via });
+    // the reason rides in the activity's input: a payload, not a command, so recorded histories replay
+    return await acts.markOrderAccepted({ ...step, plan, runId, via: input.via, reason: input.reason });
   } catch (err) {
     await CancellationScope.nonCancellable(() => acts.returnOrderStock({ ...step, effects: plan }));
     throw err;
