@@ -59,6 +59,13 @@ export interface NewOrder {
 
 const cents = (n: number) => Math.round(n * 100);
 const money = (c: number) => c / 100;
+/**
+ * A line's total in cents, rounded once (half up) after multiplying: a unit price with fractions
+ * of a cent (0.005 a screw) totals what it says (100 of them 0.50), not its price rounded up to a
+ * cent first (1.00). Prices count in millionths, exactly, as BigInt.
+ */
+const lineCents = (price: number, quantity: number) =>
+  Number((BigInt(Math.round(price * 1e6)) * BigInt(quantity) + 5000n) / 10000n);
 
 function event(
   type: OrderEvent['type'],
@@ -295,7 +302,8 @@ export class Orders {
         }));
       }
       // a product priced beyond reason can still overflow a total: refuse what cannot be counted in exact cents
-      if (!Number.isSafeInteger(cents(price) * line.quantity))
+      const totalCents = lineCents(price, line.quantity);
+      if (!Number.isSafeInteger(totalCents))
         throw orderErrors.invalid(
           `items.${i}: price ${price} × quantity ${line.quantity} is too large to total exactly`,
         );
@@ -305,7 +313,7 @@ export class Orders {
         quantity: line.quantity,
         price,
         taxable: variant ? variant.taxable : product.taxable,
-        lineTotal: money(cents(price) * line.quantity),
+        lineTotal: money(totalCents),
         ...(selectedModifiers ? { selectedModifiers } : {}),
         currency: product.currency,
       };
