@@ -95,7 +95,8 @@ function escapeRegex(text: string): string {
 
 /** Each whitespace-separated token must appear (case-insensitive) in one of `fields`. */
 function textClause(q: string, fields: string[]): Filter<LocationDoc> {
-  const tokens = q.trim().split(/\s+/).filter(Boolean).slice(0, 10);
+  // every word counts (q is at most 200 characters, so at most 100 words); a repeated word once
+  const tokens = [...new Set(q.trim().split(/\s+/).filter(Boolean))];
   const one = (token: string) => {
     const re = new RegExp(escapeRegex(token), 'i');
     return { $or: fields.map((f) => ({ [f]: re })) };
