@@ -1,5 +1,6 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Db } from 'mongodb';
+import { isDeepStrictEqual } from 'node:util';
 import { tenants } from '../auth/collections';
 import { timeZoneOf } from '../auth/tenancy';
 import { checkSelection, selectionsFromPairs, type ModifiersConfig } from '../modifiers/selection';
@@ -119,6 +120,28 @@ function valuesAt(doc: OrderDoc, paths: string[]): { $set: Record<string, unknow
   }
   for (const path of Object.keys($unset)) if (path.includes('.') && path.split('.')[0] in $unset) delete $unset[path];
   return { $set, $unset };
+}
+
+/** The top-level fields whose stored value `set`/`unset` would change, in the order they were sent. */
+function changedFields(doc: OrderDoc, set: Record<string, unknown>, unset: Record<string, ''>): string[] {
+  const now = valuesAt(doc, [...Object.keys(set), ...Object.keys(unset)]);
+  const changed = new Set<string>();
+  for (const [path, value] of Object.entries(set))
+    if (!(path in now.$set) || !isDeepStrictEqual(now.$set[path], value)) changed.add(path.split('.')[0]);
+  for (const path of Object.keys(unset)) if (!(path in now.$unset)) changed.add(path.split('.')[0]);
+  return [...changed];
+}
+
+const ADDRESS_REQUIRED = ['street', 'city', 'zipCode', 'country'] as const;
+
+/** An order without an address gains a whole one (as create requires), never a lone part of it. */
+function requireWholeAddress(address: unknown): void {
+  const sent = address as Record<string, unknown>;
+  const missing = ADDRESS_REQUIRED.filter((f) => sent[f] === undefined);
+  if (missing.length)
+    throw orderErrors.invalid(
+      `shippingAddress: the order has no address yet, so send a whole one; missing ${missing.join(', ')}`,
+    );
 }
 
 /** A guarded write that found the order changed since it was read: nothing was written (read again). */
@@ -353,7 +376,11 @@ export class Orders {
     return this.asRead(id, async (current) => {
       if (personal) await this.keepRedacted(current);
       if (customerId) await this.requireCustomer(customerId);
-      const ev = event('updated', this.actor, { fields: Object.keys(patch) });
+      if (patch.shippingAddress && !current.shippingAddress) requireWholeAddress(patch.shippingAddress);
+      // a body that changes nothing records nothing: the trail and order.updated name real changes only
+      const fields = changedFields(current, set, unset);
+      if (fields.length === 0) return current;
+      const ev = event('updated', this.actor, { fields });
       return this.announce('order.updated', current, ev.id, async () => {
         let written: OrderDoc;
         try {
