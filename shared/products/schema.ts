@@ -41,7 +41,8 @@ export const MODIFIER_CHANNEL_TYPES = ['rappi', 'ubereats', 'didifood', 'mercado
 
 const str = (max = 500): JsonSchema => ({ type: 'string', maxLength: max });
 const nonEmpty = (max = 500): JsonSchema => ({ type: 'string', minLength: 1, maxLength: max });
-const money: JsonSchema = { type: 'number', minimum: 0 };
+// a trillion is beyond any price or cost, and keeps totals and stock valuations finite and exact in cents
+const money: JsonSchema = { type: 'number', minimum: 0, maximum: 1e12 };
 const currency: JsonSchema = { type: 'string', enum: CURRENCIES, description: 'ISO 4217 code' };
 const id: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' };
 const obj = (properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema => ({
