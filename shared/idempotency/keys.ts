@@ -72,7 +72,8 @@ export const idempotencyKeys = defineCollection<IdempotencyRecord>({
   indexes: [{ key: { tenantId: 1, expiresAt: 1 } }],
 });
 
-function reused(): AppError {
+/** 409 for a key sent again with another request (exported for use cases that recognise their own retries). */
+export function reused(): AppError {
   return new AppError(
     409,
     'idempotency-key-reused',

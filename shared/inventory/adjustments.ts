@@ -3,6 +3,7 @@ import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { reused } from '../idempotency/keys';
 import { newId } from '../ids';
 import { pageWindow, type PageRequest } from '../paging';
 import { Locations } from '../locations/locations';
@@ -169,6 +170,17 @@ export interface AdjustmentQuery extends PageRequest {
   locationId?: string;
 }
 
+/** Whether a stored adjustment is the one this request asks for (what the body names, as stored). */
+function sameAdjustment(doc: AdjustmentDoc, input: CreateAdjustmentInput & { notes: string | null }): boolean {
+  return (
+    doc.locationId === input.locationId &&
+    doc.sku === input.sku &&
+    doc.newQuantity === input.newQuantity &&
+    doc.reason === input.reason &&
+    doc.notes === input.notes
+  );
+}
+
 /** Adjustments of one tenant, acting as `actor` (the key id). */
 export class Adjustments {
   constructor(
@@ -195,6 +207,8 @@ export class Adjustments {
       : newId('adj');
     if (idempotencyKey) {
       const first = await this.col.findOne({ _id });
+      // a retry is the same request: the key with another adjustment would silently answer the first
+      if (first && !sameAdjustment(first, { ...input, sku })) throw reused();
       if (first) return first;
     }
     const currentQuantity = await new Ledger(this.tenantDb).onHand(sku, input.locationId);
@@ -239,6 +253,7 @@ export class Adjustments {
       // a concurrent create with the same key (its insert, or its event's) came first: answer its adjustment
       if (!idempotencyKey || !isDuplicateKeyError(err)) throw err;
       const first = await this.col.findOne({ _id });
+      if (first && !sameAdjustment(first, { ...input, sku })) throw reused();
       if (first) return first;
       throw err;
     }
