@@ -44,9 +44,10 @@ const notBlank = (s: JsonSchema): JsonSchema => ({ ...s, not: BLANK });
 /** Text with something in it besides spaces. */
 const TEXT = '\\S';
 
+/** A part an update may clear: null or blank (an enumerated part admits '' for that too). */
 const nullable = (s: JsonSchema): JsonSchema =>
   s.enum
-    ? { ...s, type: ['string', 'null'], enum: [...(s.enum as unknown[]), null] }
+    ? { ...s, type: ['string', 'null'], enum: [...(s.enum as unknown[]), '', null] }
     : { ...s, type: ['string', 'null'] };
 
 const createBody: JsonSchema = {
@@ -559,6 +560,20 @@ export const locationRoutes = defineRoutes([
     handler: async (ctx) => {
       const zones = await service(ctx).listZones(ctx.params.id.trim());
       ctx.body = { zones: zones.map(presentZone), totalCount: zones.length };
+    },
+  },
+  {
+    method: 'get',
+    path: '/locations/:id/zones/:code',
+    summary: 'One zone of a location (code in any case); where a created zone’s Location header points',
+    tags,
+    auth: read,
+    responses: {
+      200: ok('the zone', zoneSchema),
+      404: { description: 'bad-request/not-found: no such location, or no such zone in it' },
+    },
+    handler: async (ctx) => {
+      ctx.body = presentZone(await service(ctx).getZone(ctx.params.id.trim(), ctx.params.code));
     },
   },
   {

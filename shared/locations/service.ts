@@ -40,6 +40,9 @@ export const locationErrors = {
     }),
 };
 
+const zoneNotFound = (locationId: string, code: string) =>
+  locationErrors.notFound(`No zone ${normalizeZoneCode(code)} in location ${locationId}`, 'code');
+
 /** The default location takes stock and orders, so an inactive one never becomes it. */
 const inactiveDefault = () =>
   locationErrors.cantUpdate(
@@ -188,9 +191,10 @@ export class LocationService {
       name: input.name.trim(),
       type: input.type,
       address: cleanAddress(input.address),
-      ...(input.code !== undefined ? { code: input.code.trim() } : {}),
-      ...(input.phone !== undefined ? { phone: input.phone.trim() } : {}),
-      ...(input.email !== undefined ? { email: input.email.trim() } : {}),
+      // blank optional text is no value (answered null), never an empty string
+      ...(input.code?.trim() ? { code: input.code.trim() } : {}),
+      ...(input.phone?.trim() ? { phone: input.phone.trim() } : {}),
+      ...(input.email?.trim() ? { email: input.email.trim() } : {}),
       status: input.status ?? 'active',
       isDefault: false,
       isSystem: false,
@@ -242,7 +246,7 @@ export class LocationService {
     if (patch.status !== undefined) $set.status = patch.status;
     for (const f of ['code', 'phone', 'email'] as const) {
       const v = patch[f];
-      if (v === null) $unset[f] = '';
+      if (v === null || (typeof v === 'string' && !v.trim())) $unset[f] = '';
       else if (v !== undefined) $set[f] = v.trim();
     }
     if (patch.address) {
@@ -444,12 +448,18 @@ export class LocationService {
     return this.zones.find({ locationId }).sort({ code: 1 }).toArray();
   }
 
+  async getZone(locationId: string, code: string): Promise<ZoneDoc> {
+    await this.require(locationId);
+    const zone = await this.zones.findOne({ _id: zoneKey(this.tenantDb.tenantId, locationId, code) });
+    if (!zone) throw zoneNotFound(locationId, code);
+    return zone;
+  }
+
   async deleteZone(locationId: string, code: string): Promise<ZoneDoc> {
     await this.require(locationId);
     const key = zoneKey(this.tenantDb.tenantId, locationId, code);
     const zone = await this.zones.findOne({ _id: key });
-    if (!zone || !(await this.zones.deleteById(key)))
-      throw locationErrors.notFound(`No zone ${normalizeZoneCode(code)} in location ${locationId}`, 'code');
+    if (!zone || !(await this.zones.deleteById(key))) throw zoneNotFound(locationId, code);
     return zone;
   }
 }

@@ -685,6 +685,11 @@ describe('zones', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
+    // the Location header names the zone, which reads back (code in any case)
+    expect(made.headers.get('location')).toBe(`/locations/${loc.id}/zones/B-2`);
+    const read = await A.api.get(made.headers.get('location')!);
+    expect({ status: read.status, body: read.body }).toEqual({ status: 200, body: made.body });
+    expect((await A.api.get(`/locations/${loc.id}/zones/b-2`)).body).toEqual(made.body);
     expect((await A.api.post(`/locations/${loc.id}/zones`, { code: 'A1', name: 'Aisle 1', type: 'zone' })).status).toBe(
       201,
     );
@@ -711,6 +716,8 @@ describe('zones', () => {
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ success: true, message: expect.stringContaining('B-2') });
     err(await A.api.delete(`/locations/${loc.id}/zones/B-2`), 404, 'bad-request/not-found');
+    err(await A.api.get(`/locations/${loc.id}/zones/B-2`), 404, 'bad-request/not-found');
+    err(await A.api.get(`/locations/${other.id}/zones/B-2`), 404, 'bad-request/not-found');
     expect((await A.api.get(`/locations/${loc.id}/zones`)).body.zones.map((z: { code: string }) => z.code)).toEqual([
       'A1',
     ]);
@@ -749,6 +756,7 @@ describe('zones', () => {
       'bad-request/not-found',
     );
     err(await A.api.get('/locations/loc_nope/zones'), 404, 'bad-request/not-found');
+    err(await A.api.get('/locations/loc_nope/zones/Z1'), 404, 'bad-request/not-found');
     err(await A.api.delete('/locations/loc_nope/zones/Z1'), 404, 'bad-request/not-found');
     expect(await storedZones(A)).toEqual(before);
   });
@@ -780,6 +788,7 @@ describe('tenant isolation', () => {
     err(await B.api.post(`/locations/${loc.id}/set-default`), 404, 'bad-request/not-found');
     err(await B.api.delete(`/locations/${loc.id}`), 404, 'bad-request/not-found');
     err(await B.api.get(`/locations/${loc.id}/zones`), 404, 'bad-request/not-found');
+    err(await B.api.get(`/locations/${loc.id}/zones/Z1`), 404, 'bad-request/not-found');
     err(
       await B.api.post(`/locations/${loc.id}/zones`, { code: 'Z2', name: 'z', type: 'zone' }),
       404,
@@ -819,6 +828,7 @@ describe('auth', () => {
     ['POST', (id) => `/locations/${id}/set-default`, undefined, 'locations:update'],
     ['POST', (id) => `/locations/${id}/zones`, { code: 'Q1', name: 'x', type: 'zone' }, 'locations:create'],
     ['GET', (id) => `/locations/${id}/zones`, undefined, 'locations:read'],
+    ['GET', (id) => `/locations/${id}/zones/Q1`, undefined, 'locations:read'],
     ['DELETE', (id) => `/locations/${id}/zones/Q1`, undefined, 'locations:delete'],
   ];
 
@@ -884,6 +894,7 @@ test('every route is in /openapi.json with a summary and its scopes', async () =
     ['/locations/{id}/set-default', 'post', 'locations:update'],
     ['/locations/{id}/zones', 'post', 'locations:create'],
     ['/locations/{id}/zones', 'get', 'locations:read'],
+    ['/locations/{id}/zones/{code}', 'get', 'locations:read'],
     ['/locations/{id}/zones/{code}', 'delete', 'locations:delete'],
   ];
   for (const [path, method, scope] of expected) {
