@@ -25,7 +25,7 @@ function service(ctx: AppContext): Adjustments {
 }
 
 const adjustmentShape =
-  '`{id, locationId, sku, currentQuantity, newQuantity, difference, reason, notes, reference, status, createdBy, createdAt, updatedAt, approvedBy, approvedAt, rejectedBy, rejectedAt, rejectionReason, applied, movementId, appliedDelta, quantityAfter}`';
+  '`{id, locationId, sku, currentQuantity, newQuantity, difference, reason, notes, reference, status, createdBy, createdAt, updatedAt, approvedBy, approvedAt, rejectedBy, rejectedAt, rejectionReason, applied, movementId, appliedDelta, quantityAfter, supersededBy (a count’s correction left undone: the later correction’s key)}`';
 
 const missingBody = {
   code: 'bad-request/missing-body',

@@ -79,6 +79,10 @@ export interface AdjustmentDoc {
   movementId: string | null;
   appliedDelta: number | null;
   quantityAfter: number | null;
+  /** A count's: when its SKU was counted (the correction is measured from then). */
+  countedAt?: Date;
+  /** A count's correction left undone: the key of a later correction of the same balance. */
+  supersededBy?: string | null;
 }
 
 export const adjustments = defineCollection<AdjustmentDoc>({
@@ -153,6 +157,7 @@ export function presentAdjustment(a: AdjustmentDoc) {
     movementId: a.movementId,
     appliedDelta: a.appliedDelta,
     quantityAfter: a.quantityAfter,
+    supersededBy: a.supersededBy ?? null,
   };
 }
 
@@ -352,16 +357,21 @@ export class Adjustments {
     // a manual adjustment sets what it names; a count's correction moves the balance by what the
     // count found missing or extra, so what was sold or received since the count stays counted
     const ledger = new Ledger(this.tenantDb);
-    const { movement: made, onHand } =
-      doc.reference?.type === 'count'
-        ? await ledger.shift({ ...movement, by: doc.difference })
-        : await ledger.set({ ...movement, target: doc.newQuantity });
+    // (unless the balance was corrected after the SKU was counted: that correction saw the shelf later)
+    const {
+      movement: made,
+      onHand,
+      supersededBy,
+    } = doc.reference?.type === 'count'
+      ? await ledger.shift({ ...movement, by: doc.difference, observedAt: doc.countedAt })
+      : await ledger.set({ ...movement, target: doc.newQuantity });
     const set = {
       applied: true,
       applyingUntil: null,
       movementId: made?.idempotencyKey ?? null,
       appliedDelta: made?.delta ?? 0,
       quantityAfter: onHand,
+      ...(supersededBy ? { supersededBy } : {}),
       updatedAt: new Date(),
     };
     const applied = { ...doc, ...set };
@@ -418,7 +428,7 @@ export class Adjustments {
    */
   async correctFromCount(
     count: { _id: string; locationId: string },
-    item: { sku: string; expectedQuantity: number; countedQuantity: number },
+    item: { sku: string; expectedQuantity: number; countedQuantity: number; countedAt: Date },
   ): Promise<AdjustmentDoc> {
     const _id = derivedId('adj', `${this.tenantDb.tenantId}:count:${count._id}:${item.sku}`);
     const now = new Date();
@@ -447,6 +457,7 @@ export class Adjustments {
       movementId: null,
       appliedDelta: null,
       quantityAfter: null,
+      countedAt: item.countedAt,
     };
     let current = { ...doc, tenantId: this.tenantDb.tenantId } as AdjustmentDoc;
     try {

@@ -53,6 +53,8 @@ export interface CountSummary {
   itemsCounted: number;
   discrepancies: number;
   adjustments: string[];
+  /** SKUs whose correction was left undone: their balance was corrected after they were counted. */
+  superseded: string[];
 }
 
 export interface CountDoc {
@@ -300,14 +302,19 @@ export class Counts {
     const adjustments = new Adjustments(this.tenantDb, this.actor);
     const differing = doc.items.filter((i) => i.difference !== 0);
     let done = 0;
-    const ids = await mapLimit(differing, 4, async (item) => {
+    const made = await mapLimit(differing, 4, async (item) => {
       const adj = await adjustments.correctFromCount(doc, item);
       if (++done % 50 === 0)
         await this.col.updateById(doc._id, { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } });
-      return adj._id;
+      return adj;
     });
     const now = new Date();
-    const summary: CountSummary = { itemsCounted: doc.items.length, discrepancies: differing.length, adjustments: ids };
+    const summary: CountSummary = {
+      itemsCounted: doc.items.length,
+      discrepancies: differing.length,
+      adjustments: made.map((a) => a._id),
+      superseded: made.filter((a) => a.supersededBy).map((a) => a.sku),
+    };
     const completed = await this.col.findOneAndUpdate(
       { _id: doc._id, status: 'completing' },
       { $set: { status: 'completed', completedAt: now, updatedAt: now, summary, leaseUntil: null } },

@@ -98,7 +98,7 @@ export class Ledger {
    */
   set(
     input: Omit<MovementInput, 'delta'> & { target: number },
-  ): Promise<{ movement: StockMovement | null; onHand: number }> {
+  ): Promise<{ movement: StockMovement | null; onHand: number; supersededBy?: string }> {
     if (!Number.isFinite(input.target) || input.target < 0) throw negativeStock();
     return this.settle(input, () => input.target);
   }
@@ -109,18 +109,47 @@ export class Ledger {
    * the balance it was computed from, like `set`.
    */
   shift(
-    input: Omit<MovementInput, 'delta'> & { by: number },
-  ): Promise<{ movement: StockMovement | null; onHand: number }> {
+    input: Omit<MovementInput, 'delta'> & { by: number; observedAt?: Date },
+  ): Promise<{ movement: StockMovement | null; onHand: number; supersededBy?: string }> {
     if (!Number.isFinite(input.by))
       throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
-    return this.settle(input, (current) => Math.max(0, current + input.by));
+    const { observedAt } = input;
+    const superseded =
+      observedAt && (() => this.observedSince(input.sku, input.locationId, observedAt, input.idempotencyKey));
+    return this.settle(input, (current) => Math.max(0, current + input.by), superseded);
   }
 
-  /** A movement to `targetOf(the balance)`, on that balance only: read again while it changes under it. */
+  /**
+   * The key of a correction (a set or a shift: a movement planned on the balance it read) of this
+   * balance recorded after `since`, other than `ownKey`'s. Such a correction already brought the
+   * balance in line with what was on the shelf: a count taken before it must not correct again.
+   */
+  async observedSince(sku: string, locationId: string, since: Date, ownKey?: string): Promise<string | null> {
+    const found = await this.movements.findOne(
+      {
+        sku,
+        locationId,
+        createdAt: { $gt: since },
+        expect: { $exists: true },
+        status: { $ne: 'rejected' },
+        ...(ownKey ? { idempotencyKey: { $ne: ownKey } } : {}),
+      },
+      { projection: { idempotencyKey: 1 } },
+    );
+    return found?.idempotencyKey ?? null;
+  }
+
+  /**
+   * A movement to `targetOf(the balance)`, on that balance only: read again while it changes under
+   * it. `superseded`, asked before each try, names a correction that makes this one moot: then
+   * nothing moves. Asked again after a lost race, so of two racing corrections the second sees the
+   * first (its movement is recorded before the balance it changes).
+   */
   private async settle(
     input: Omit<MovementInput, 'delta'>,
     targetOf: (current: number) => number,
-  ): Promise<{ movement: StockMovement | null; onHand: number }> {
+    superseded?: () => Promise<string | null>,
+  ): Promise<{ movement: StockMovement | null; onHand: number; supersededBy?: string }> {
     const key = input.idempotencyKey;
     if (key) {
       const done = await this.movements.findOne({ _id: this.movementId(key) });
@@ -130,6 +159,8 @@ export class Ledger {
     }
     for (let attempt = 0; attempt < 50; attempt++) {
       const current = await this.onHand(input.sku, input.locationId);
+      const by = superseded && (await superseded());
+      if (by) return { movement: null, onHand: current, supersededBy: by };
       const target = targetOf(current);
       if (current === target) return { movement: null, onHand: current };
       const result = await this.tryApply({ ...input, delta: target - current }, current);
