@@ -1,13 +1,27 @@
 import { componentSteps, modifierSteps, substituteSteps } from '../bom/requirements';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { fromMinor, findUnit } from '../materials/quantity';
+import { fromMinor, findUnit, MAX_MINOR } from '../materials/quantity';
 import { kindOf, stockRecordsBySku, unitsOf, type StockRecord } from '../materials/records';
 import { availableMinor } from '../materials/stock-changes';
 import { rememberedStock } from '../materials/stock';
 import { materialStock, recordId, type StockDoc } from '../materials/collections';
 import { decodeStock } from '../materials/stock-codec';
 import type { PlannedLine, Shortfall } from './collections';
+
+/**
+ * A requirement no stock can hold (a tiny yield, a huge quantity: beyond 15 digits it is not even
+ * exact, and past 1e308 it is Infinity) is the request's fault: 400 naming the quantity.
+ */
+function keepable(steps: number, sku: string): void {
+  if (!(steps <= MAX_MINOR))
+    throw new AppError(
+      400,
+      'bad-request',
+      `quantity needs more of ${sku} than a stock can hold (more than ${MAX_MINOR} of its smallest unit); produce less at a time`,
+      { parameter: 'quantity', field: 'quantity' },
+    );
+}
 
 /** A bill of materials as stored on a product (shared/products/schema.ts). */
 export interface StoredBom {
@@ -171,11 +185,13 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       wastagePercent: bom!.wastagePercent ?? 0,
       precision,
     });
+    keepable(need, record.sku);
     const required = c.required !== false;
     const demand: Demand = { materialSku: record.sku, source: 'bom', ...show(record, need), required };
     demands.push(demand);
     if (need <= 0) continue;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
+    keepable(needs.get(record.sku)!, record.sku);
     const have = Math.max(0, leftOf(record.sku));
     if (required || have >= need) wanted.push(lineOf(record, need, 'component'));
     if (have >= need) {
@@ -211,9 +227,11 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     if (!record) throw unknownSku(m.sku, where);
     const factor = unitOf(record, m.unit, where);
     const need = modifierSteps(m.quantity, factor, m.times, unitsOf(record).base.precision, input.quantity);
+    keepable(need, record.sku);
     demands.push({ materialSku: record.sku, source: 'modifier', ...show(record, need), required: true });
     if (need <= 0) continue;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
+    keepable(needs.get(record.sku)!, record.sku);
     wanted.push(lineOf(record, need, 'modifier'));
     if (Math.max(0, leftOf(record.sku)) >= need) take(record, need, 'modifier');
     else short.add(record.sku);
