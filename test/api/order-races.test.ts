@@ -179,7 +179,7 @@ describe('an update naming a customer that goes away before its check after the 
     const updating = orders.update(id, {
       customerId: c,
       customerInfo: { phone: '+1 555 0100', taxId: 'XAXX010101000' },
-      shippingAddress: { street: 'Back 1' },
+      shippingAddress: { street: 'Back 1', city: 'Mérida', zipCode: '97000', country: 'MX' },
       notes: 'for Ana',
     });
     await held.reached;

@@ -127,7 +127,7 @@ describe('field paths', () => {
   test('fieldSchemaAt answers the leaf schema, aliases resolved', () => {
     expect(fieldSchemaAt('title')).toEqual({ type: 'string', minLength: 1, maxLength: 5000 });
     expect(fieldSchemaAt('seo.metaTitle')).toEqual({ type: 'string', maxLength: 60 });
-    expect(fieldSchemaAt('variants.price')).toEqual({ type: 'number', minimum: 0 });
+    expect(fieldSchemaAt('variants.price')).toEqual({ type: 'number', minimum: 0, maximum: 1e12 });
     expect(fieldSchemaAt('metafields.a.b')).toEqual({});
   });
 
