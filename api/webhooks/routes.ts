@@ -248,6 +248,7 @@ export const webhookRoutes = defineRoutes([
       additionalProperties: false,
       properties: { overlapSeconds: { type: 'integer', minimum: 0, maximum: MAX_OVERLAP_SECONDS } },
     },
+    bodyRequired: false, // a bare POST rotates with the default overlap
     invalid: { render: refused },
     responses: { 200: ok('the endpoint with its new `secret`', withSecret), 404: notFound404 },
     handler: async (ctx) => {
