@@ -145,19 +145,23 @@ const listQuery: JsonSchema = {
 
 // ---- refused input ---------------------------------------------------------------------------
 
-/** ajv's words where they would not say what to send. */
-function explain(f: InputFailure): string {
+/** ajv's words where they would not say what to send; `accepted`: the names the refused object takes. */
+const explainFor = (accepted: JsonSchema) => (f: InputFailure) => explain(f, accepted);
+function explain(f: InputFailure, accepted: JsonSchema): string {
   if (f.keyword === 'pattern' && f.params.pattern === NOT_BLANK) return 'must not be blank';
   if (f.keyword === 'format' && f.params.format === 'email') return 'must be an e-mail address';
   if (f.field === '(body)' && f.keyword === 'minProperties')
     return `is empty: send at least one field to change: ${Object.keys(patchBody.properties as object).join(', ')}`;
   if (f.keyword === 'additionalProperties' && !f.field.includes('.'))
-    return `is not a known field; accepted: ${Object.keys(createBody.properties as object).join(', ')}`;
+    return f.in === 'query'
+      ? `is not a query parameter of this list; accepted: ${Object.keys(accepted.properties as object).join(', ')}`
+      : `is not a known field; accepted: ${Object.keys(accepted.properties as object).join(', ')}`;
   return f.message;
 }
 
 /** Every refused field at once, in this area's words (api/route.ts refusedFields). */
-const refused = refusedFields(explain);
+const refusedBy = (accepted: JsonSchema) => refusedFields(explainFor(accepted));
+const ordersQuery: JsonSchema = { type: 'object', additionalProperties: false, properties: pageQuery };
 
 // ---- helpers ---------------------------------------------------------------------------------
 
@@ -193,7 +197,7 @@ export const customerRoutes = defineRoutes([
     tags,
     auth: update,
     body: createBody,
-    invalid: { render: refused },
+    invalid: { render: refusedBy(createBody) },
     responses: {
       201: ok('the customer (Location: /customers/{id})', customerSchema),
       400: { description: 'validation-error naming the field (fieldErrors)' },
@@ -215,7 +219,7 @@ export const customerRoutes = defineRoutes([
     tags,
     auth: read,
     query: listQuery,
-    invalid: { render: refused },
+    invalid: { render: refusedBy(listQuery) },
     responses: {
       200: ok('`{customers, totalCount, page, limit}`', listOf('customers', customerSchema)),
       400: { description: 'validation-error naming the parameter' },
@@ -246,7 +250,7 @@ export const customerRoutes = defineRoutes([
     tags,
     auth: update,
     body: patchBody,
-    invalid: { render: refused },
+    invalid: { render: refusedBy(patchBody) },
     responses: {
       200: ok('the customer', customerSchema),
       400: { description: 'validation-error naming the field (fieldErrors)' },
@@ -286,8 +290,8 @@ export const customerRoutes = defineRoutes([
       'Orders appear as GET /orders/{orderId} shows them. Needs orders:read besides customers:read. Flat envelope (area other).',
     tags,
     auth: readWithOrders,
-    query: { type: 'object', additionalProperties: false, properties: pageQuery },
-    invalid: { render: refused },
+    query: ordersQuery,
+    invalid: { render: refusedBy(ordersQuery) },
     responses: {
       200: ok('`{orders, totalCount, page, limit}`', listOf('orders', { type: 'object' })),
       404: notFound404,

@@ -287,6 +287,16 @@ describe('list: search and paging', () => {
     expect(res.body.field).toBe(field);
   });
 
+  test('an unknown parameter is answered with the names each list takes', async () => {
+    const list = await C.api.get('/customers', { query: { status: 'active' } });
+    err(list, 400, 'validation-error');
+    expect(list.body.message).toContain('accepted: q, tag, page, limit');
+    const someone = (await C.api.post('/customers', { name: 'Query Names' })).body.id;
+    const orders = await C.api.get(`/customers/${someone}/orders`, { query: { status: 'x' } });
+    err(orders, 400, 'validation-error');
+    expect(orders.body.message).toContain('accepted: page, limit');
+  });
+
   test("another tenant's customers are not listed", async () => {
     const res = await B.api.get('/customers', { query: { q: 'Ana López', limit: 100 } });
     expect(ids(res)).not.toContain(made[0].id);
