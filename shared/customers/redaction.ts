@@ -3,6 +3,7 @@ import { AppError } from '../errors/catalog';
 import type { TenantDb } from '../db/tenant-db';
 import { orders, type OrderDoc, type OrderEvent } from '../orders/collections';
 import { orderEvent, orderEventKey } from '../orders/service';
+import { webhookEvents, webhookOutbox } from '../webhooks/collections';
 import { recordAround } from '../webhooks/events';
 
 /** What a redacted customer, and the customer of each of its orders, is called. */
@@ -130,4 +131,39 @@ export async function redactOrder(
   }
   if (order) throw new AppError(409, 'conflict', `Order ${read._id.toHexString()} keeps changing; redact again`);
   return false;
+}
+
+/**
+ * The events kept for resend and recover (30 days, docs/webhooks.md) carry the customer's data
+ * as it was when each was recorded: the customer's own events and its orders'. A redaction
+ * scrubs them as it did the records (an event not yet fanned out too, in the outbox), so no
+ * resend, recover or late delivery hands the data out again. Each event keeps its id, type and
+ * sequence; only the personal values in its resource change. Safe to run again.
+ */
+export async function redactKeptEvents(tenantDb: TenantDb, customerId: string): Promise<void> {
+  const orderIds = (
+    await tenantDb
+      .collection(orders)
+      .find({ customerId } as never, { projection: { _id: 1 } })
+      .toArray()
+  ).map((o) => o._id.toHexString());
+  const scrub = (type: string, resource: unknown): unknown => {
+    if (!resource || typeof resource !== 'object') return resource;
+    const r = resource as Record<string, unknown>;
+    if (type.startsWith('customer.'))
+      return { ...r, name: REDACTED_NAME, email: null, phone: null, taxId: null, notes: null, addresses: [] };
+    if (type.startsWith('order.') && r.customerInfo) return { ...r, ...redactedOrderFields(r as OrderCustomerFields) };
+    return resource;
+  };
+  const ids = [customerId, ...orderIds];
+  // the outbox first: an entry fanned out after this keeps the scrubbed payload
+  for (const col of [tenantDb.collection(webhookOutbox), tenantDb.collection(webhookEvents)]) {
+    const found = col.find({ 'payload.data.id': { $in: ids } } as never, { projection: { type: 1, payload: 1 } });
+    for await (const e of found) {
+      const resource = e.payload?.data.resource;
+      const scrubbed = scrub(e.type, resource);
+      if (JSON.stringify(scrubbed) !== JSON.stringify(resource))
+        await col.updateOne({ _id: e._id } as never, { $set: { 'payload.data.resource': scrubbed } } as never);
+    }
+  }
 }

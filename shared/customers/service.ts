@@ -8,7 +8,7 @@ import { customers, emailKeyOf, type CustomerAddress, type CustomerDoc } from '.
 import { EmailClaims } from './email-claims';
 import { customerErrors } from './errors';
 import { presentCustomer } from './present';
-import { REDACTED_MEMBERS, REDACTED_NAME, redactOrdersOf } from './redaction';
+import { REDACTED_MEMBERS, REDACTED_NAME, redactKeptEvents, redactOrdersOf } from './redaction';
 
 export interface CustomerInput {
   name: string;
@@ -298,8 +298,9 @@ export class Customers {
       const current = await this.col.findOne({ _id });
       if (!current) throw customerErrors.notFound(id);
       if (current.redactedAt) {
-        // redacted before (announced then): finish the orders an interrupted run left
+        // redacted before (announced then): finish the orders and events an interrupted run left
         await redactOrdersOf(this.tenantDb, id, this.actor);
+        await redactKeptEvents(this.tenantDb, id);
         return current;
       }
       try {
@@ -337,6 +338,7 @@ export class Customers {
     const doc = await this.col.findOne({ _id });
     if (!doc) throw customerErrors.notFound(id);
     await redactOrdersOf(this.tenantDb, id, this.actor);
+    await redactKeptEvents(this.tenantDb, id);
     return doc;
   }
 
