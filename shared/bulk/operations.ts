@@ -7,6 +7,7 @@ import { newId } from '../ids';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { writtenBy } from '../products/edit-marks';
+import { skusOf } from '../products/normalize';
 
 /**
  * Bulk operations: every import (and later every rule flow and AI transform) that changes
@@ -339,11 +340,68 @@ export class BulkOperations {
       return { canRollback: false, reason: `the operation is ${op.status}`, blockedSkus: [] };
     const items = await this.itemsOf(op._id);
     if (items.length === 0) return { canRollback: false, reason: 'the operation changed no products', blockedSkus: [] };
-    const current = await this.productsOf(items, { version: 1, tenantId: 1 });
+    const current = await this.productsOf(items, { version: 1, tenantId: 1, sku: 1, 'variants.sku': 1 });
     const blockedSkus = items.filter((i) => current.get(i.productId)?.version !== i.afterVersion).map((i) => i.sku);
-    return blockedSkus.length
-      ? { canRollback: false, reason: `products changed since the operation: ${blockedSkus.join(', ')}`, blockedSkus }
-      : { canRollback: true, reason: null, blockedSkus: [] };
+    if (blockedSkus.length)
+      return {
+        canRollback: false,
+        reason: `products changed since the operation: ${blockedSkus.join(', ')}`,
+        blockedSkus,
+      };
+    const created = items.filter((i) => i.action === 'created').map((i) => current.get(i.productId)!);
+    const held = await this.bundlesHolding(op._id, created);
+    if (held.size) {
+      const skus = items.filter((i) => held.has(i.productId)).map((i) => i.sku);
+      const uses = [...held.values()].flat();
+      return {
+        canRollback: false,
+        reason: `products it created are components of bundles made since (${[...new Set(uses)].join(', ')}): ${skus.join(', ')}`,
+        blockedSkus: skus,
+      };
+    }
+    return { canRollback: true, reason: null, blockedSkus: [] };
+  }
+
+  /**
+   * The bundles that name a product the operation created (its SKU or a variant's), by that
+   * product's id, leaving out bundles the operation created itself (its rollback deletes them
+   * too). Deleting such a product would leave the bundle a component no write of it could keep,
+   * so, as DELETE /products/{id} refuses it, a rollback keeps it.
+   */
+  async bundlesHolding(operationId: string, created: ProductDoc[]): Promise<Map<string, string[]>> {
+    const held = new Map<string, string[]>();
+    const owner = new Map<string, string>();
+    for (const p of created)
+      for (const s of skusOf({ sku: p.sku, variants: p.variants ?? [] })) owner.set(s.sku, p._id.toHexString());
+    if (!owner.size) return held;
+    const bundles = await this.tenantDb
+      .collection(products)
+      .find({ 'bundleConfig.components.productSku': { $in: [...owner.keys()] } } as never, {
+        projection: { sku: 1, bundleConfig: 1 },
+      })
+      .toArray();
+    if (!bundles.length) return held;
+    const ours = new Set(
+      (
+        await this.items
+          .find(
+            { _id: { $in: bundles.map((b) => `${operationId}:${b._id.toHexString()}`) }, action: 'created' },
+            {
+              projection: { productId: 1 },
+            },
+          )
+          .toArray()
+      ).map((i) => i.productId),
+    );
+    for (const b of bundles) {
+      const bundleId = b._id.toHexString();
+      if (ours.has(bundleId)) continue;
+      for (const c of b.bundleConfig?.components ?? []) {
+        const id = owner.get(c.productSku);
+        if (id && id !== bundleId && !held.get(id)?.includes(b.sku)) held.set(id, [...(held.get(id) ?? []), b.sku]);
+      }
+    }
+    return held;
   }
 
   async markRolledBack(operationId: string, rollbackId: string): Promise<boolean> {

@@ -122,11 +122,15 @@ export class RollbackSteps {
   ): Promise<Map<string, StepEnd>> {
     const ends = new Map<string, StepEnd>();
     if (!items.length) return ends;
-    const byVersion = new Map<number, ObjectId[]>();
-    for (const item of items) {
+    const atVersion = items.flatMap((item) => {
       const p = current.get(item.productId);
-      if (p && p.version === item.afterVersion) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p._id]);
-    }
+      return p && p.version === item.afterVersion ? [p] : [];
+    });
+    // a component of a bundle made since stays, as DELETE /products/{id} keeps it
+    const held = await this.ops.bundlesHolding(items[0].operationId, atVersion);
+    const byVersion = new Map<number, ObjectId[]>();
+    for (const p of atVersion)
+      if (!held.has(p._id.toHexString())) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p._id]);
     const col = this.tenantDb.collection(products);
     for (const [version, ids] of byVersion) await col.deleteMany({ _id: { $in: ids }, version });
     // what is left was changed since (before this rollback began, or in between: the guard kept it)
@@ -139,8 +143,17 @@ export class RollbackSteps {
     );
     const gone = items.filter((i) => !left.has(i.productId)).map((i) => i.productId);
     if (gone.length) await this.tenantDb.collection(productSkus).deleteMany({ productId: { $in: gone } });
-    for (const item of items)
-      ends.set(item.productId, left.has(item.productId) ? changed : { done: true, afterVersion: null });
+    for (const item of items) {
+      const bundles = held.get(item.productId);
+      ends.set(
+        item.productId,
+        bundles && left.has(item.productId)
+          ? { done: false, reason: `a component of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.join(', ')}` }
+          : left.has(item.productId)
+            ? changed
+            : { done: true, afterVersion: null },
+      );
+    }
     return ends;
   }
 
