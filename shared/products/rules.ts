@@ -89,8 +89,9 @@ export function validationError(fieldErrors: FieldError[]): AppError {
 
 /**
  * What a document store cannot keep as sent: keys starting with `$` or containing `.` or NUL
- * (free-form fields such as fitmentConfig take any JSON, but not those), and strings that are not
- * well-formed Unicode (a lone surrogate would come back as U+FFFD). Refused rather than altered.
+ * (free-form fields such as fitmentConfig take any JSON, but not those), strings that are not
+ * well-formed Unicode (a lone surrogate would come back as U+FFFD) and numbers that are not
+ * finite. Refused rather than altered.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const wellFormed = (text: string) => !LONE_SURROGATE.test(text);
@@ -99,6 +100,9 @@ const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).conca
 
 export function storabilityErrors(value: unknown, path = ''): FieldError[] {
   const here = path || '(body)';
+  // JSON's 1e309 parses to Infinity, which the store refuses: free-form fields (fitmentConfig, a json metafield) too
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? [] : [{ field: here, message: 'must be a finite number' }];
   if (typeof value === 'string')
     return wellFormed(value) ? [] : [{ field: here, message: 'is not well-formed Unicode (lone surrogate)' }];
   if (Array.isArray(value)) {
