@@ -356,6 +356,9 @@ export class Catalog {
     const before = new Set(skusOf(current).map((s) => s.sku));
     const after = skusOf(product);
     const added = after.filter((s) => !before.has(s.sku));
+    const kept = new Set(after.map((s) => s.sku));
+    const givenUp = [...before].filter((sku) => !kept.has(sku));
+    await this.refuseIfBundled(current, givenUp, givenUp.includes(current.sku) ? 'sku' : 'variants');
     await this.claim(added, productId);
 
     const updatedAt = new Date();
@@ -433,26 +436,41 @@ export class Catalog {
     return true;
   }
 
+  /**
+   * A bundle naming one of `skus` (the product's own or a variant's, given up by a delete or a
+   * write) would be left with a component no write of that bundle could keep, or, once the SKU is
+   * taken again, with another product in it: 400 validation-error naming the bundles.
+   */
+  private async refuseIfBundled(current: ProductDoc, skus: string[], field: string): Promise<void> {
+    if (!skus.length) return;
+    const bundles = await this.products
+      .find({ _id: { $ne: current._id }, 'bundleConfig.components.productSku': { $in: skus } } as Filter<ProductDoc>, {
+        projection: { sku: 1, 'bundleConfig.components.productSku': 1 },
+        limit: 10,
+      })
+      .toArray();
+    if (!bundles.length) return;
+    const named = [
+      ...new Set(bundles.flatMap((b) => b.bundleConfig?.components.map((c) => c.productSku) ?? [])),
+    ].filter((sku) => skus.includes(sku));
+    throw new AppError(
+      400,
+      'validation-error',
+      `${named.join(', ')} ${named.length === 1 ? 'is a component' : 'are components'} of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.map((b) => b.sku).join(', ')}: remove ${named.length === 1 ? 'it' : 'them'} there first`,
+      { field, details: { reason: 'in-use', usedBy: bundles.map((b) => ({ sku: b.sku, as: 'bundle' })) } },
+    );
+  }
+
   /** Deletes a product (announced as product.deleted, with the product as it was). */
   async delete(id: string): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
     const productId = current._id.toHexString();
-    // a bundle naming it would be left with a component no write of that bundle could keep
-    const skus = skusOf(current).map((s) => s.sku);
-    const bundles = await this.products
-      .find({ _id: { $ne: current._id }, 'bundleConfig.components.productSku': { $in: skus } } as Filter<ProductDoc>, {
-        projection: { sku: 1 },
-        limit: 10,
-      })
-      .toArray();
-    if (bundles.length)
-      throw new AppError(
-        400,
-        'validation-error',
-        `Product ${current.sku} is a component of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.map((b) => b.sku).join(', ')}: remove it there first`,
-        { field: 'id', details: { reason: 'in-use', usedBy: bundles.map((b) => ({ sku: b.sku, as: 'bundle' })) } },
-      );
+    await this.refuseIfBundled(
+      current,
+      skusOf(current).map((s) => s.sku),
+      'id',
+    );
     const sequence = current.version + 1;
     let deleted: ProductDoc;
     try {
