@@ -305,12 +305,15 @@ export class Customers {
       }
       try {
         // announced once its orders are redacted too: the event says the customer's data is gone everywhere
-        return await recordAround(
+        const doc = await recordAround(
           this.tenantDb,
           customerChange('customer.redacted', id, current.version + 1),
           () => this.redactAt(current),
           customerEvent,
         );
+        // after the announcement, which it does not hold up (a repeat finishes it if this process dies)
+        await redactKeptEvents(this.tenantDb, id);
+        return doc;
       } catch (err) {
         if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
       }
@@ -338,7 +341,6 @@ export class Customers {
     const doc = await this.col.findOne({ _id });
     if (!doc) throw customerErrors.notFound(id);
     await redactOrdersOf(this.tenantDb, id, this.actor);
-    await redactKeptEvents(this.tenantDb, id);
     return doc;
   }
 
