@@ -58,7 +58,8 @@ export const sku: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: 100,
-  pattern: '^\\S+$',
+  // no spaces and no control characters (a NUL could never be named in a path again)
+  pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$',
   description: 'stored UPPERCASE',
 };
 
