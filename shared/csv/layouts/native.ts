@@ -118,9 +118,26 @@ function setPath(obj: Record<string, any>, keys: string[], value: unknown): void
 
 function encode(value: unknown, kind: Kind): string {
   if (value === undefined || value === null) return '';
-  if (kind === 'list') return (value as unknown[]).join(' | ');
+  if (kind === 'list') {
+    const items = (value as unknown[]).map(String);
+    const joined = items.join(' | ');
+    // items the ' | ' form cannot carry (a '|' inside, edge spaces, an empty one) go as a JSON array
+    const plain = items.every((i) => i !== '' && !i.includes('|') && i.trim() === i) && !joined.startsWith('[');
+    return plain ? joined : JSON.stringify(items);
+  }
   if (kind === 'json') return Array.isArray(value) && value.length === 0 ? '' : JSON.stringify(value);
   return String(value);
+}
+
+/** A list cell written as a JSON array of strings (what encode writes when ' | ' cannot carry the items). */
+function listItems(text: string): string[] | null {
+  if (!text.trimStart().startsWith('[')) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : null;
+  } catch {
+    return null; // '[new] arrivals | sale' is a list of two
+  }
 }
 
 /** Decodes a cell; throws with the column named when the text is not of the column's kind. */
@@ -138,10 +155,13 @@ function decode(text: string, col: Column): unknown {
       throw new Error(`${col.name}: "${text}" is not true or false`);
     }
     case 'list':
-      return text
-        .split('|')
-        .map((s) => s.trim())
-        .filter(Boolean);
+      return (
+        listItems(text) ??
+        text
+          .split('|')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      );
     case 'json': {
       let value: unknown;
       try {
