@@ -50,6 +50,25 @@ function concurrentChange(id: string): AppError {
 }
 
 /**
+ * A read shows a variant without a minAlertStock of its own with the one it inherits (the
+ * product's, else 5). Sent back unchanged by a read-modify-write, that shown value is not a
+ * setting: the variant keeps inheriting, so changing the product's minAlertStock in the same
+ * write still reaches it. (To pin the variant at that number, send it once the product has
+ * another.)
+ */
+function keepInherited(current: ProductDoc, product: ProductInput): ProductInput {
+  const shown = current.minAlertStock ?? 5;
+  const inheriting = new Set(current.variants.filter((v) => v.minAlertStock == null).map((v) => v.sku));
+  if (!inheriting.size) return product;
+  return {
+    ...product,
+    variants: product.variants.map((v) =>
+      inheriting.has(v.sku) && v.minAlertStock === shown ? { ...v, minAlertStock: null } : v,
+    ),
+  };
+}
+
+/**
  * Product writes for one tenant: validation, normalisation, the SKU space and guarded updates.
  * Used by the API and by import activities alike, so every path into the catalog keeps its rules.
  */
@@ -323,7 +342,7 @@ export class Catalog {
   async replace(id: string, input: ProductInput): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
-    return this.update(current, await this.prepareInput(input));
+    return this.update(current, keepInherited(current, await this.prepareInput(input)));
   }
 
   /**
