@@ -251,6 +251,9 @@ const KEY_TEXT = /^[\x21-\x7e]+$/;
 
 type Idempotency = 'stored' | 'native' | 'job';
 
+const namesJob = (err: unknown): boolean =>
+  err instanceof AppError && typeof (err.extra.details as { jobId?: unknown } | undefined)?.jobId === 'string';
+
 /**
  * `stored` idempotency: a retry with the key answers the first run's answer; a first run keeps
  * its success. `job`: the key is bound to the request, and the use case answers the retry.
@@ -284,7 +287,9 @@ function idempotency(spec: RouteSpec) {
       try {
         await next();
       } catch (err) {
-        await undo();
+        // an answer that names its job (a publication whose products failed) is that job's: the
+        // key stays bound to this request, as the job stays found by it; only a refusal frees it
+        if (!namesJob(err)) await undo();
         throw err;
       }
       if (ctx.status < 200 || ctx.status >= 300) await undo();
