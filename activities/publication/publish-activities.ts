@@ -261,7 +261,8 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                 includeVariants: input.options.includeVariants,
                 includeInventory: input.options.includeInventory,
                 stock: (sku) => stock.get(sku)?.total ?? 0,
-                siteId: channel.settings.siteId,
+                // as the category's key reads it: trimmed, blank is the type's default
+                siteId: channel.settings.siteId?.trim() || undefined,
                 targetMarketplaces: input.targetMarketplaces,
                 category: categorized.category,
               });
