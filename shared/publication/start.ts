@@ -76,6 +76,15 @@ export async function startPublication(c: PublicationContext, req: PublishReques
       `The publication failed: ${result.error ?? 'the channel could not be reached'}`,
       { details: { jobId: job._id, results: result.results } },
     );
+  // cut short: not every product was tried, so no answer of one result per product; the job
+  // (GET /products/export/{jobId}) has the counts and each product's outcome
+  if (result.status === 'cancelled')
+    throw new AppError(
+      400,
+      'PRODUCT_EXPORT_FAILED',
+      `The publication was cancelled${result.cancelReason ? ` (${result.cancelReason})` : ''}: ${result.published} of ${result.total} products published`,
+      { details: { jobId: job._id, results: result.results, cancelled: true } },
+    );
   if (result.failed > 0)
     throw new AppError(
       400,
