@@ -181,6 +181,27 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       if (!channel) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} is gone`, 'CHANNEL_NOT_FOUND');
       const items = tenantDb.collection(publicationItems);
       const docs = await productsByIds(tenantDb, input.productIds);
+      // a product deleted since the selection was made is skipped, and counted so: published,
+      // failed and skipped always add up to the job's total
+      const found = new Set(docs.map((p) => p._id.toHexString()));
+      const gone = input.productIds.filter((id) => !found.has(id));
+      for (const productId of gone)
+        await items.updateOne(
+          { _id: `${input.jobId}:${productId}` },
+          {
+            $setOnInsert: {
+              jobId: input.jobId,
+              productId,
+              sku: productId,
+              outcome: 'skipped',
+              error: 'PRODUCT_NOT_FOUND',
+              handle: null,
+              at: new Date(),
+            },
+          },
+          { upsert: true },
+        );
+      const goneResults = gone.map((id) => ({ sku: id, success: false, error: 'PRODUCT_NOT_FOUND', skipped: true }));
       // what a previous attempt of this batch settled, in one read by primary key
       const settled = new Map(
         (await items.findByIds(docs.map((p) => `${input.jobId}:${p._id.toHexString()}`))).map((i) => [i._id, i]),
@@ -314,7 +335,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
             ...(item.outcome === 'skipped' ? { skipped: true } : {}),
           };
         });
-        return { results };
+        return { results: [...goneResults, ...results] };
       } finally {
         clearInterval(beat);
       }
