@@ -89,7 +89,8 @@ export class InventoryHandlers {
       _id: id,
       name: input.name,
       type: input.type,
-      skus: (input.skus ?? []).map((s) => s.toUpperCase()),
+      // as every inventory path names a SKU: trimmed, upper-case (a padded one would guard nothing)
+      skus: (input.skus ?? []).map((s) => s.trim().toUpperCase()),
       locationIds: input.locationIds ?? [],
       status: 'active' as const,
       lastSyncAt: null,

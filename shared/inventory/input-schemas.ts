@@ -100,7 +100,7 @@ export const handlerBody: JsonSchema = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
     type: { type: 'string', minLength: 1, maxLength: 50 },
-    skus: { type: 'array', maxItems: 10000, items: { type: 'string', minLength: 1 } },
+    skus: { type: 'array', maxItems: 10000, items: { type: 'string', minLength: 1, pattern: '\\S' } },
     locationIds: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1 } },
   },
 };
