@@ -12,6 +12,7 @@ import { workflowIdFor } from '../temporal/workflow-ids';
 import { startWorkflow, workflowHandle } from '../temporal/workflows';
 import { transfer as transferWorkflow, transferUpdates, type TransferActionArgs, type TransferInput } from './messages';
 import {
+  MAX_TRANSFER_QUANTITY,
   TRANSFER_MOVES,
   transferStateCode,
   type TransferAction,
@@ -107,6 +108,15 @@ export class TransferService {
       const sku = line.sku.trim().toUpperCase();
       merged.set(sku, (merged.get(sku) ?? 0) + line.quantity);
     }
+    // lines of one SKU are merged: the merged line is held to the limit one line has
+    for (const [sku, quantity] of merged)
+      if (quantity > MAX_TRANSFER_QUANTITY)
+        throw new AppError(
+          400,
+          'bad-request/invalid-items',
+          `The lines of ${sku} add up to ${quantity} units; a transfer moves at most ${MAX_TRANSFER_QUANTITY} of a SKU`,
+          { field: 'productsList' },
+        );
     const locations = new Locations(tenantDb);
     await locations.require(input.originId);
     await locations.require(input.destinationId);
