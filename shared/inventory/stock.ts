@@ -8,6 +8,7 @@ import { stockLevels, type StockLevel } from './collections';
 import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
 import { knownSku } from './skus';
+import { reused } from '../idempotency/keys';
 
 export function presentLevel(l: StockLevel) {
   return { sku: l.sku, locationId: l.locationId, onHand: l.onHand, updatedAt: l.updatedAt };
@@ -123,7 +124,11 @@ export class Stock {
     // a client's key names a movement of this balance only: the same key for another SKU or location
     // is another movement, and it cannot collide with the keys the service makes (adj:…, trf:…)
     const key = idempotencyKey && `put:${locationId}:${sku}:${idempotencyKey}`;
-    const { onHand, movement } = await new Ledger(this.tenantDb).set({
+    const ledger = new Ledger(this.tenantDb);
+    // a retry sets the same stock: the key sent with another value would answer the first as if set
+    const first = key ? await ledger.movement(key) : null;
+    if (first && first.expect !== undefined && first.expect + first.delta !== stock) throw reused();
+    const { onHand, movement } = await ledger.set({
       sku,
       locationId,
       target: stock,
