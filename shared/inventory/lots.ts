@@ -190,7 +190,8 @@ export function lotNotFound(lotNumber: string): AppError {
  * - average: on hand × the weighted average cost of every receipt (Σ qty·cost / Σ qty); the lots
  *   listed are those FIFO says remain, each valued at the average cost.
  * Units on hand beyond every receipt (a movement not yet marked applied) are listed with lotNumber
- * null at `fallbackCost`. Values are rounded to cents, the unit cost to 4 decimals.
+ * null at `fallbackCost`. The total is rounded to cents once and the lots' values add up to it
+ * (withValues); the unit cost is rounded to 4 decimals.
  */
 export function valueOnHand(
   receipts: Pick<Lot, 'lotNumber' | 'quantity' | 'costPerUnit' | 'receivedAt'>[],
@@ -213,7 +214,7 @@ export function valueOnHand(
   if (method === 'average') {
     const units = receipts.reduce((s, r) => s + r.quantity, 0);
     const avg = units > 0 ? receipts.reduce((s, r) => s + r.quantity * r.costPerUnit, 0) / units : fallbackCost;
-    const lots = remaining.map((l) => ({ ...l, value: roundMoney(l.remaining * avg) }));
+    const lots = withValues(remaining, (l) => l.remaining * avg);
     return {
       quantity: Math.max(0, onHand),
       totalValue: roundMoney(Math.max(0, onHand) * avg),
@@ -221,10 +222,26 @@ export function valueOnHand(
       lots,
     };
   }
-  const lots = remaining.map((l) => ({ ...l, value: roundMoney(l.remaining * l.costPerUnit) }));
+  const lots = withValues(remaining, (l) => l.remaining * l.costPerUnit);
   const exact = remaining.reduce((s, l) => s + l.remaining * l.costPerUnit, 0);
   const quantity = Math.max(0, onHand);
   return { quantity, totalValue: roundMoney(exact), unitCost: quantity > 0 ? roundUnit(exact / quantity) : 0, lots };
+}
+
+/**
+ * Each lot's value in cents such that the values add up to the rounded total: a lot's value is
+ * the rounded running total at it less the rounded running total before it (each within a cent
+ * of its own rounding), so three lots of 5/3 are 1.67, 1.66, 1.67 and sum to 5.00.
+ */
+function withValues<L>(lots: L[], exactOf: (l: L) => number): (L & { value: number })[] {
+  let running = 0;
+  let shown = 0;
+  return lots.map((l) => {
+    running += exactOf(l);
+    const value = roundMoney(roundMoney(running) - shown);
+    shown = roundMoney(shown + value);
+    return { ...l, value };
+  });
 }
 
 /** Read-only lots of one tenant, from the ledger. */
