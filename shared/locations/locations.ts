@@ -33,6 +33,8 @@ export interface LocationDoc {
   email?: string;
   /** Absent on old system locations: read as active. */
   status?: LocationStatus;
+  /** Set by a delete while it checks that nothing is held here; cleared if it refuses. */
+  deletingAt?: Date;
   /** Only on the system location: which location is the tenant's default (absent or null: the system one). */
   defaultLocationId?: string | null;
   createdAt: Date;
@@ -110,6 +112,17 @@ export class Locations {
     if (!id) return null;
     if (id === this.systemId) return this.systemRaw();
     return this.col.findOne({ _id: id });
+  }
+
+  /**
+   * Read after a write that put something at `id` (stock): 'gone' or 'deleting' when a delete got
+   * there first. A delete marks the location before it looks for what is held there, and such a
+   * writer reads the location after its write, so one of the two always sees the other.
+   */
+  async standing(id: string): Promise<'ok' | 'gone' | 'deleting'> {
+    if (id === this.systemId) return 'ok';
+    const doc = await this.col.findOne({ _id: id }, { projection: { deletingAt: 1 } });
+    return !doc ? 'gone' : doc.deletingAt ? 'deleting' : 'ok';
   }
 
   /** The location, or 404 `not-found/location`. */

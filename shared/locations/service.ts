@@ -324,6 +324,23 @@ export class LocationService {
         { managedBy: doc.managedBy },
       );
     }
+    // marked before looking: a stock write that lands after the look reads the mark and undoes itself
+    await this.col.updateOne({ _id: id } as Filter<LocationDoc>, { $set: { deletingAt: new Date() } });
+    try {
+      await this.refuseIfHeld(id);
+    } catch (err) {
+      await this.col.updateOne({ _id: id } as Filter<LocationDoc>, { $unset: { deletingAt: '' } });
+      throw err;
+    }
+    if (!(await this.col.deleteById(id))) throw locationErrors.notFound(`No location ${id}`);
+    await this.zones.deleteMany({ locationId: id });
+    const sys = await this.locations.systemRaw();
+    if (sys.defaultLocationId === id) await this.locations.releaseDefault(id);
+    return doc;
+  }
+
+  /** Refuses (400 can't-delete) while stock, open transfers or open orders are at the location. */
+  private async refuseIfHeld(id: string): Promise<void> {
     const stock = this.tenantDb.collection(stockLevelsRead);
     const holding = await stock
       .find({ locationId: id, onHand: { $gt: 0 } })
@@ -379,11 +396,6 @@ export class LocationService {
         `Location ${id} is where open orders take or return their stock (${orderList.map((o) => o._id.toHexString()).join(', ')}); finish, cancel or move them first`,
         { openOrders: orderList.map((o) => o._id.toHexString()) },
       );
-    if (!(await this.col.deleteById(id))) throw locationErrors.notFound(`No location ${id}`);
-    await this.zones.deleteMany({ locationId: id });
-    const sys = await this.locations.systemRaw();
-    if (sys.defaultLocationId === id) await this.locations.releaseDefault(id);
-    return doc;
   }
 
   /** Locations whose name or address (street, city, state) contains every word of `q`. */
