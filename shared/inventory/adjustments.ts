@@ -274,7 +274,7 @@ export class Adjustments {
     const filter = {
       ...(q.status ? { status: q.status } : {}),
       ...(q.sku ? { sku: q.sku.trim().toUpperCase() } : {}),
-      ...(q.locationId ? { locationId: q.locationId } : {}),
+      ...(q.locationId?.trim() ? { locationId: q.locationId.trim() } : {}),
     };
     const [docs, totalCount] = await Promise.all([
       this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),

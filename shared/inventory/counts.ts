@@ -202,7 +202,10 @@ export class Counts {
   async list(
     q: PageRequest & { status?: CountStatus; locationId?: string },
   ): Promise<{ counts: CountDoc[]; totalCount: number }> {
-    const filter = { ...(q.status ? { status: q.status } : {}), ...(q.locationId ? { locationId: q.locationId } : {}) };
+    const filter = {
+      ...(q.status ? { status: q.status } : {}),
+      ...(q.locationId?.trim() ? { locationId: q.locationId.trim() } : {}),
+    };
     const [docs, totalCount] = await Promise.all([
       this.col.find(filter, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(q) }).toArray(),
       this.col.countDocuments(filter),

@@ -278,7 +278,7 @@ export class Lots {
       delta: { $gt: 0 },
       reason: { $ne: 'transfer_reversal' },
       ...(f.sku ? { sku: f.sku } : {}),
-      ...(f.locationId ? { locationId: f.locationId } : {}),
+      ...(f.locationId?.trim() ? { locationId: f.locationId.trim() } : {}),
     };
   }
 

@@ -62,8 +62,8 @@ export class Stock {
   /** Balances (one per SKU and location), of one SKU or location when given, by SKU then location. */
   async balances(q: PageRequest & { sku?: string; locationId?: string }) {
     const filter = {
-      ...(q.sku ? { sku: q.sku.toUpperCase() } : {}),
-      ...(q.locationId ? { locationId: q.locationId } : {}),
+      ...(q.sku?.trim() ? { sku: q.sku.trim().toUpperCase() } : {}),
+      ...(q.locationId?.trim() ? { locationId: q.locationId.trim() } : {}),
     };
     const [rows, totalCount] = await Promise.all([
       this.levels
