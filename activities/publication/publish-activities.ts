@@ -178,40 +178,60 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       const tenantDb = new TenantDb(db, input.tenantId);
       const channels = new Channels(tenantDb, config.secretsKey);
       const channel = await channels.get(input.channelId);
-      if (!channel) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} is gone`, 'CHANNEL_NOT_FOUND');
       const items = tenantDb.collection(publicationItems);
       const docs = await productsByIds(tenantDb, input.productIds);
-      // a product deleted since the selection was made is skipped, and counted so: published,
-      // failed and skipped always add up to the job's total
-      const found = new Set(docs.map((p) => p._id.toHexString()));
-      const gone = input.productIds.filter((id) => !found.has(id));
-      for (const productId of gone)
+      /** Records a product as skipped for `error` (once: a retry's record is the same). */
+      const skip = async (productId: string, sku: string, error: string) => {
         await items.updateOne(
           { _id: `${input.jobId}:${productId}` },
           {
             $setOnInsert: {
               jobId: input.jobId,
               productId,
-              sku: productId,
+              sku,
               outcome: 'skipped',
-              error: 'PRODUCT_NOT_FOUND',
+              error,
               handle: null,
               at: new Date(),
             },
           },
           { upsert: true },
         );
-      const goneResults = gone.map((id) => ({ sku: id, success: false, error: 'PRODUCT_NOT_FOUND', skipped: true }));
+        const kept = await items.findOne({ _id: `${input.jobId}:${productId}` });
+        return {
+          sku,
+          success: kept?.outcome === 'published',
+          ...(kept?.error ? { error: kept.error } : {}),
+          ...(kept?.outcome === 'skipped' ? { skipped: true } : {}),
+        };
+      };
+      // a product deleted since the selection was made is skipped, and counted so: published,
+      // failed and skipped always add up to the job's total
+      const found = new Set(docs.map((p) => p._id.toHexString()));
+      const gone = input.productIds.filter((id) => !found.has(id));
+      const goneResults = [];
+      for (const productId of gone) goneResults.push(await skip(productId, productId, 'PRODUCT_NOT_FOUND'));
+      // the channel deleted while the job ran: nothing more is sent, the rest is skipped
+      if (!channel) {
+        const rest = [];
+        for (const p of docs) rest.push(await skip(p._id.toHexString(), p.sku, 'CHANNEL_NOT_FOUND'));
+        return { results: [...goneResults, ...rest] };
+      }
       // what a previous attempt of this batch settled, in one read by primary key
       const settled = new Map(
         (await items.findByIds(docs.map((p) => `${input.jobId}:${p._id.toHexString()}`))).map((i) => [i._id, i]),
       );
-      // read fresh before every send (nothing may be sent once a cancel is recorded, and the
-      // activity's own cancellation arrives only with its next heartbeat), the sends waiting at
-      // once sharing one read
-      const cancelRequested = freshReads(
-        async () => !!(await tenantDb.collection(jobs).findOne({ _id: input.jobId }))?.cancelRequestedAt,
-      );
+      // read fresh before every send, the sends waiting at once sharing one read: nothing may be
+      // sent once a cancel is recorded (the activity's own cancellation arrives only with its next
+      // heartbeat), nor once the channel is switched off or gone
+      const beforeSend = freshReads(async () => {
+        const [job, now] = await Promise.all([
+          tenantDb.collection(jobs).findOne({ _id: input.jobId }, { projection: { cancelRequestedAt: 1 } }),
+          channels.get(input.channelId),
+        ]);
+        const channelOff = !now ? 'CHANNEL_NOT_FOUND' : now.status !== 'active' ? 'CHANNEL_INACTIVE' : null;
+        return { cancelRequested: !!job?.cancelRequestedAt, channelOff };
+      });
       const lane = `publication:${input.tenantId}:${input.jobId}`;
       const stock = input.options.includeInventory
         ? await stockOf(tenantDb, docs.flatMap(skusOfProduct), input.options.locationId)
@@ -248,22 +268,29 @@ export function publicationActivities({ db, config }: ActivityDeps) {
               ...(done.error ? { error: done.error } : {}),
               ...(done.outcome === 'skipped' ? { skipped: true } : {}),
             };
-          if (cancelled.aborted || (await cancelRequested()))
+          const now = cancelled.aborted ? null : await beforeSend();
+          if (!now || now.cancelRequested)
             throw ApplicationFailure.nonRetryable('the publication was cancelled', 'cancelled');
           let item: Omit<PublicationItem, 'tenantId'>;
           let bindingOut: Settlement['binding'] = null;
           const binding = (p.bindings as unknown as { channelId: string; status?: string }[]).find(
             (b) => b.channelId === input.channelId,
           );
-          if (binding?.status && INACTIVE_BINDING.includes(binding.status) && !input.options.forceUpdate) {
-            // the product's own binding to this channel is switched off: the per-product literal of the spec
+          // the channel switched off since the job started (the rest of the job is skipped with
+          // the spec's per-product literal), or the product's own binding to it is
+          const off =
+            now.channelOff ??
+            (binding?.status && INACTIVE_BINDING.includes(binding.status) && !input.options.forceUpdate
+              ? 'CHANNEL_INACTIVE'
+              : null);
+          if (off) {
             item = {
               _id: itemId,
               jobId: input.jobId,
               productId: p._id.toHexString(),
               sku: p.sku,
               outcome: 'skipped',
-              error: 'CHANNEL_INACTIVE',
+              error: off,
               handle: null,
               at: new Date(),
             };
