@@ -188,7 +188,8 @@ export class TransferService {
    * Runs one action as an Update of the transfer's workflow and answers the transfer after it.
    * A refusal (the state does not allow the action, or the origin lacks stock) is a 409, and the
    * refused attempt is kept in the transfer's history. A receive retried with the Idempotency-Key
-   * of the receive that succeeded answers the transfer again, even after the workflow has ended.
+   * of the receive that succeeded answers the transfer again, even after the workflow has ended;
+   * a request refused is not remembered, so its retry under the same key is tried again.
    */
   async act(
     tenantDb: TenantDb,
@@ -208,7 +209,10 @@ export class TransferService {
     try {
       await workflowHandle(this.temporal, transferWorkflow, t.workflowId).executeUpdate(transferUpdates[action], {
         args: [args],
-        ...(key ? { updateId: `${action}:${key}` } : {}),
+        // Temporal keeps an Update's outcome by its id, refusals too: the id names the transfer's
+        // history as this request found it, so a retry of a refused request (a refusal is
+        // recorded in the history) is judged afresh, while retries of one attempt still share it
+        ...(key ? { updateId: `${action}:${key}:${t.history.length}` } : {}),
       });
     } catch (err) {
       const refusal = await this.refusalOf(tenantDb, t, action, key, err);

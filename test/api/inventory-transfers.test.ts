@@ -212,6 +212,24 @@ test('a retried receive with the same Idempotency-Key answers the first result; 
   expect(await ledger().onHand(SKU, dest)).toBe(before + 2);
 });
 
+test('a receive refused for want of stock is not remembered: its retry under the same key receives once stock is there', async () => {
+  const sku = `${P}-SHORT`;
+  expect((await api.post('/products', { sku, title: { value: sku }, price: 1 })).status).toBe(201);
+  await ledger().apply({ sku, locationId: origin, delta: 1, reason: 'restock', actor: 'test' });
+  const t = await create([{ sku, quantity: 3 }]);
+  expect((await act(t.id, 'approve')).status).toBe(200);
+  const headers = { 'idempotency-key': `${P}-short-recv` };
+  expectError(await act(t.id, 'receive', { headers }), 409, 'conflict/insufficient-stock');
+  await ledger().apply({ sku, locationId: origin, delta: 5, reason: 'restock', actor: 'test' });
+  const retried = await act(t.id, 'receive', { headers });
+  expect(retried.status).toBe(200);
+  expect(retried.body.status).toBe('received');
+  const again = await act(t.id, 'receive', { headers });
+  expect(again.status).toBe(200);
+  expect(again.body).toEqual(retried.body);
+  expect([await ledger().onHand(sku, origin), await ledger().onHand(sku, dest)]).toEqual([3, 3]);
+});
+
 test('a create retried with the same Idempotency-Key makes one transfer and answers it again', async () => {
   const body = {
     originId: origin,
