@@ -3,7 +3,12 @@ import type { Db } from 'mongodb';
 import { isDeepStrictEqual } from 'node:util';
 import { tenants } from '../auth/collections';
 import { timeZoneOf } from '../auth/tenancy';
-import { checkSelection, selectionsFromPairs, type ModifiersConfig } from '../modifiers/selection';
+import {
+  checkSelection,
+  selectionsFromPairs,
+  type ModifiersConfig,
+  type SelectionResult,
+} from '../modifiers/selection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import { systemCollection, type TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
@@ -67,6 +72,19 @@ const money = (c: number) => c / 100;
  */
 const lineCents = (price: number, quantity: number) =>
   Number((BigInt(Math.round(price * 1e6)) * BigInt(quantity) + 5000n) / 10000n);
+
+/**
+ * A unit price after its modifiers, exactly (in millionths): the adjustments are whole cents, the
+ * base may hold fractions of one (0.005 + 0.50 = 0.505). A `replace` adjustment is the modifier's
+ * price less the base's cents, so the base's fraction of a cent goes with the base it replaces.
+ */
+function adjustedPrice(base: number, result: SelectionResult): number {
+  if (!result.selectedModifiers.some((m) => m.priceAdjustment)) return base;
+  const baseMillionths = BigInt(Math.round(base * 1e6));
+  const replaced = result.selectedModifiers.some((m) => m.priceAdjustment?.type === 'replace');
+  const fraction = replaced ? baseMillionths - BigInt(cents(base)) * 10_000n : 0n;
+  return Number(baseMillionths + BigInt(cents(result.totalPriceAdjustment)) * 10_000n - fraction) / 1e6;
+}
 
 function event(
   type: OrderEvent['type'],
@@ -303,26 +321,29 @@ export class Orders {
       const base = line.price ?? variant?.price ?? product.price;
       let price = base;
       let selectedModifiers: OrderItem['selectedModifiers'];
-      if (line.selectedModifiers?.length) {
+      // a product whose modifiers are on has its rules checked with no selection too: a required
+      // group (a pizza's size) must be chosen, as the validate endpoint says
+      if (line.selectedModifiers?.length || product.modifiersConfig?.enabled) {
         const result = checkSelection(
           product.modifiersConfig as unknown as ModifiersConfig,
-          selectionsFromPairs(line.selectedModifiers),
+          selectionsFromPairs(line.selectedModifiers ?? []),
           { basePrice: base, variantSku: variant?.sku, now, timeZone },
         );
         if (!result.valid)
           throw orderErrors.invalid(
             `items.${i}.selectedModifiers: ${result.errors.map((e) => `${e.message} (${e.rule})`).join('; ')}`,
           );
-        price = money(cents(base) + cents(result.totalPriceAdjustment));
-        selectedModifiers = result.selectedModifiers.map((m) => ({
-          groupId: m.groupId,
-          groupName: m.groupName,
-          modifierId: m.modifierId,
-          modifierName: m.modifierName,
-          quantity: m.quantity,
-          priceAdjustment: m.priceAdjustment?.amount ?? 0,
-          inventoryConsumption: m.inventoryConsumption,
-        }));
+        price = adjustedPrice(base, result);
+        if (result.selectedModifiers.length)
+          selectedModifiers = result.selectedModifiers.map((m) => ({
+            groupId: m.groupId,
+            groupName: m.groupName,
+            modifierId: m.modifierId,
+            modifierName: m.modifierName,
+            quantity: m.quantity,
+            priceAdjustment: m.priceAdjustment?.amount ?? 0,
+            inventoryConsumption: m.inventoryConsumption,
+          }));
       }
       // a product priced beyond reason can still overflow a total: refuse what cannot be counted in exact cents
       const totalCents = lineCents(price, line.quantity);
