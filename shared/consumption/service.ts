@@ -38,6 +38,42 @@ export interface BomRunRequest {
 
 const BOM_NOT_FOUND = 'Product or BOM not found';
 
+/**
+ * What a consumption asked for, as one text: a request under the id of a consumption already
+ * made is its retry only when it asks the same (selections in any order).
+ */
+function consumeAsked(req: ConsumptionRequest & { options?: { method?: string } }): string {
+  const selections = (req.selectedModifiers ?? [])
+    .map((m) => [m.groupId, m.modifierId, m.quantity ?? 1] as const)
+    .sort((a, b) => (a.join('\u0000') < b.join('\u0000') ? -1 : 1));
+  return JSON.stringify([
+    req.productSku.toUpperCase(),
+    req.quantity ?? 1,
+    req.locationId,
+    selections,
+    req.options?.method ?? null,
+  ]);
+}
+
+/** What a BOM run asked for (its notes are a label, not part of it). */
+const bomRunAsked = (req: BomRunRequest): string =>
+  JSON.stringify([req.quantity, req.locationId ?? null, req.allowSubstitutes === true]);
+
+/**
+ * 409 for a request under the reference (or Idempotency-Key) of another consumption: it is not a
+ * retry of it, and answering it as one would say stock was taken that was not.
+ */
+function reused(reference: string | null, first: string, field: string): AppError {
+  return reference
+    ? new AppError(409, 'conflict', `${reference} was used for ${first}: give each consumption its own`, { field })
+    : new AppError(
+        409,
+        'idempotency-key-reused',
+        `This Idempotency-Key was used for ${first}: send a new key for another consumption`,
+        { field },
+      );
+}
+
 /** Σ of costs when they share a currency; null (with each currency's total) when they do not. */
 function totalsOf(costs: ({ total: number; currency: string } | null)[]) {
   const byCurrency = new Map<string, number>();
@@ -315,21 +351,25 @@ export class ConsumptionService {
             consumptionId,
             ref ? { type: req.options?.referenceType ?? 'consumption', id: ref } : null,
             { locationId, method: req.options?.method, lines: plan.lines },
-            { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1 },
+            { productSku: req.productSku.toUpperCase(), quantity: req.quantity ?? 1, request: consumeAsked(req) },
             seedsOf(plan),
             fromMemory ? null : undefined,
           );
         }),
     );
-    // one referenceId is one consumption: another product or quantity under it is not this one
-    const first = result.doc.meta as { productSku?: string; quantity?: number };
+    // one referenceId (or key) is one consumption: another product, quantity, location or
+    // selection under it is not this one
+    const first = result.doc.meta as { productSku?: string; quantity?: number; request?: string };
     const productSku = req.productSku.toUpperCase();
-    if (first.productSku !== undefined && (first.productSku !== productSku || first.quantity !== (req.quantity ?? 1)))
-      throw new AppError(
-        409,
-        'conflict',
-        `${ref ? `referenceId ${ref}` : 'This Idempotency-Key'} was used for ${first.quantity} of ${first.productSku}: give each consumption its own`,
-        { field: ref ? 'options.referenceId' : 'Idempotency-Key' },
+    const differs =
+      first.request !== undefined
+        ? first.request !== consumeAsked(req)
+        : first.productSku !== undefined && (first.productSku !== productSku || first.quantity !== (req.quantity ?? 1));
+    if (differs)
+      throw reused(
+        ref ? `referenceId ${ref}` : null,
+        `${first.quantity} of ${first.productSku} at ${result.doc.plan.locationId}`,
+        ref ? 'options.referenceId' : 'Idempotency-Key',
       );
     const consumed = result.doc.consumed ?? [];
     return {
@@ -400,6 +440,7 @@ export class ConsumptionService {
               referenceType,
               notes: req.notes ?? null,
               substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
+              request: bomRunAsked(req),
             },
             seedsOf(plan),
             fromMemory ? null : undefined,
@@ -407,6 +448,13 @@ export class ConsumptionService {
         }),
     );
     const { doc } = result;
+    // a run under the same reference (or key) asking for something else is not a retry of it
+    if (doc.meta.request !== undefined && doc.meta.request !== bomRunAsked(req))
+      throw reused(
+        req.referenceId ? `referenceId ${req.referenceId} (${referenceType})` : null,
+        `a run of ${doc.meta.quantityProduced} ${doc.meta.unit} at ${doc.plan.locationId}`,
+        req.referenceId ? 'referenceId' : 'Idempotency-Key',
+      );
     const consumed = doc.consumed ?? [];
     const substituted = new Set((doc.meta.substituted as string[] | undefined) ?? []);
     return {
