@@ -172,7 +172,12 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     return { quantity: fromMinor(minor, base.precision), unit: base.code };
   };
 
-  for (const [i, c] of (bom?.components ?? []).entries()) {
+  // what is required is planned first (the required components in the BOM's order, then the
+  // modifiers' materials), the optional components last: an optional part is what gives way when
+  // the stock cannot cover everything, never a required need of the same material
+  const components = (bom?.components ?? []).map((c, i) => ({ c, i }));
+  const bomDemands: Demand[] = [];
+  const planComponent = ({ c, i }: { c: StoredBom['components'][number]; i: number }) => {
     const where = `billOfMaterials.components.${i}`;
     const record = records.get(c.materialSku.toUpperCase());
     if (!record) throw unknownSku(c.materialSku, where);
@@ -188,20 +193,20 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     keepable(need, record.sku);
     const required = c.required !== false;
     const demand: Demand = { materialSku: record.sku, source: 'bom', ...show(record, need), required };
-    demands.push(demand);
-    if (need <= 0) continue;
+    bomDemands[i] = demand;
+    if (need <= 0) return;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
     keepable(needs.get(record.sku)!, record.sku);
     const have = Math.max(0, leftOf(record.sku));
     if (required || have >= need) wanted.push(lineOf(record, need, 'component'));
     if (have >= need) {
       take(record, need, 'component');
-      continue;
+      return;
     }
     if (!required) {
       demand.skipped = true;
       decidedOnShortage = true;
-      continue;
+      return;
     }
     const substitute = input.allowSubstitutes
       ? (c.substitutes ?? []).flatMap((s) => {
@@ -213,14 +218,16 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       : undefined;
     if (!substitute) {
       short.add(record.sku);
-      continue;
+      return;
     }
     if (have > 0) take(record, have, 'component');
     take(substitute.sub, substitute.steps, 'substitute', record.sku);
     decidedOnShortage = true;
     demand.substitute = { materialSku: substitute.sub.sku, ...show(substitute.sub, substitute.steps) };
-  }
+  };
+  for (const x of components) if (x.c.required !== false) planComponent(x);
 
+  const modifierDemands: Demand[] = [];
   for (const [i, m] of input.modifierMaterials.entries()) {
     const where = `selectedModifiers materials.${i}`;
     const record = records.get(m.sku.toUpperCase());
@@ -228,7 +235,7 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     const factor = unitOf(record, m.unit, where);
     const need = modifierSteps(m.quantity, factor, m.times, unitsOf(record).base.precision, input.quantity);
     keepable(need, record.sku);
-    demands.push({ materialSku: record.sku, source: 'modifier', ...show(record, need), required: true });
+    modifierDemands.push({ materialSku: record.sku, source: 'modifier', ...show(record, need), required: true });
     if (need <= 0) continue;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
     keepable(needs.get(record.sku)!, record.sku);
@@ -236,6 +243,8 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     if (Math.max(0, leftOf(record.sku)) >= need) take(record, need, 'modifier');
     else short.add(record.sku);
   }
+  for (const x of components) if (x.c.required === false) planComponent(x);
+  demands.push(...bomDemands, ...modifierDemands);
 
   const bySku = new Map<string, { record: StockRecord; required: number; available: number }>();
   for (const l of lines) {
@@ -247,7 +256,11 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
   for (const sku of short) {
     const record = records.get(sku)!;
     const base = unitsOf(record).base;
-    const required = needs.get(sku) ?? 0;
+    // its own needs and what it gives as a substitute for another component
+    const asSubstitute = lines
+      .filter((l) => l.sku === sku && l.source === 'substitute')
+      .reduce((n, l) => n + l.minor, 0);
+    const required = (needs.get(sku) ?? 0) + asSubstitute;
     const available = availableOf(sku);
     bySku.set(sku, { record, required, available });
     shortfalls.push({
