@@ -138,13 +138,15 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
       );
     }
     if (res.status === 429) {
+      // the channel's own wait is what a caller told to come back gets; a wait here is bounded
+      const asked = retryAfterMs(res.headers.get('retry-after'), Date.now(), Infinity);
       const wait = retryAfterMs(res.headers.get('retry-after'));
       await res.body?.cancel().catch(() => undefined);
-      if (++throttled > MAX_THROTTLED || waited + wait > r.maxThrottleWaitMs)
+      if (++throttled > MAX_THROTTLED || waited + asked > r.maxThrottleWaitMs)
         throw new PredictorError(
           'throttled',
           "the channel's category predictor asks us to slow down",
-          Math.max(wait, 1000),
+          Math.max(asked, 1000),
         );
       waited += wait;
       await sleep(wait, undefined, r.cancelled ? { signal: r.cancelled } : undefined);
@@ -159,9 +161,21 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
         res.status >= 500 ? 'unavailable' : 'refused',
         `the channel's category predictor answered ${res.status}: ${await reason(res)}`,
       );
+    // a body cut off (the connection dropped, the time-out struck while it came) is the channel
+    // being unavailable; only a whole answer we cannot read is a bad response
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      if (r.cancelled?.aborted) throw err;
+      throw new PredictorError(
+        'unavailable',
+        `the channel's category predictor stopped in the middle of its answer (${(err as Error).name}: ${(err as Error).message})`,
+      );
+    }
     let body: unknown;
     try {
-      body = await res.json();
+      body = JSON.parse(text);
     } catch {
       throw unreadable('not JSON');
     }

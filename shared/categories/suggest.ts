@@ -62,7 +62,7 @@ export async function suggestCategories(
       siteId: site.siteId,
       title,
       limit: q.limit,
-      slot: () => channelGate(q.channelId, channel.settings.rateLimitPerSecond).slot(),
+      slot: () => channelGate(channel._id.toHexString(), channel.settings.rateLimitPerSecond).slot(),
       maxThrottleWaitMs: MAX_THROTTLE_WAIT_MS,
     });
     return {

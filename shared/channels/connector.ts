@@ -41,12 +41,15 @@ export function signedHeaders(secret: string | null, body: string): Record<strin
   return { 'x-timestamp': timestamp, ...(secret ? { 'x-signature': signature(secret, timestamp, body) } : {}) };
 }
 
-/** Retry-After as seconds or an HTTP date, in ms (1 s when absent or unreadable). */
-export function retryAfterMs(header: string | null, now = Date.now()): number {
+/**
+ * Retry-After as seconds or an HTTP date, in ms (1 s when absent or unreadable), at most `max`
+ * (what one wait inside a send may take; a caller told to come back uses the channel's own).
+ */
+export function retryAfterMs(header: string | null, now = Date.now(), max = MAX_RETRY_AFTER_MS): number {
   if (!header) return 1000;
   const seconds = Number(header);
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
-  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Number.isFinite(ms) ? ms : 1000));
+  return Math.min(max, Math.max(0, Number.isFinite(ms) ? ms : 1000));
 }
 
 async function messageOf(res: Response): Promise<string> {
