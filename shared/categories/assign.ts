@@ -1,7 +1,7 @@
 import { BulkOperations } from '../bulk/operations';
 import type { ChannelDoc } from '../channels/channels';
 import type { TenantDb } from '../db/tenant-db';
-import { applyChanges, type Change } from '../edits/apply';
+import { applyChanges, closeOperation, type Change } from '../edits/apply';
 import { claimId, productSkus } from '../products/collections';
 import {
   assignmentOf,
@@ -119,8 +119,10 @@ export async function assignCategory(
     results.set(sku, { sku, success: false, error: 'The product kept changing while it was written; send it again' });
   const ordered = skus.map((s) => results.get(s)!);
   const failed = ordered.filter((r) => !r.success).length;
+  // every write lost to a request assigning the same (the category was there when re-read): the
+  // operation recorded nothing, and is not kept
   if (operationId)
-    await ops.finish(operationId, 'completed', {
+    operationId = await closeOperation(tenantDb, operationId, {
       totalProcessed: skus.length,
       created: 0,
       updated: assigned,
