@@ -1,4 +1,5 @@
 import { AppError } from '../errors/catalog';
+import { finishCategorization } from '../categories/categorize';
 import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import { queryOrNull } from '../temporal/workflows';
 import type { PublicationContext } from './context';
@@ -33,7 +34,18 @@ export function presentPublicationJob(job: JobRecord, progress?: PublicationProg
 export async function publicationJob(c: PublicationContext, jobId: string): Promise<JobRecord> {
   const job = await c.jobs.get(c.tenantDb, jobId, PUBLICATION_JOB);
   if (!job) throw new AppError(404, 'not-found', `No publication job ${jobId}`);
-  return c.jobs.settle(c.tenantDb, job);
+  return settlePublication(c, job);
+}
+
+/**
+ * A publication job settled; one whose workflow ended unrecorded (terminated, timed out) also has
+ * the categories it suggested closed into their operation (`bop_<jobId>`), as its own end would
+ * have: they can then be rolled back.
+ */
+export async function settlePublication(c: PublicationContext, job: JobRecord): Promise<JobRecord> {
+  const settled = await c.jobs.settle(c.tenantDb, job);
+  if (settled.status === 'failed') await finishCategorization(c.tenantDb, settled._id);
+  return settled;
 }
 
 /**

@@ -3,6 +3,7 @@ import { Locations } from '../locations/locations';
 import { workflowHandle } from '../temporal/workflows';
 import { publicationChannel } from './channel-lookup';
 import type { PublicationContext } from './context';
+import { settlePublication } from './jobs';
 import { publication, type PublicationResult } from './messages';
 import { lockChannel, PUBLICATION_JOB, type PublishOptions } from './publication';
 import { resolveSelection, type Selection } from './selection';
@@ -54,7 +55,7 @@ export async function startPublication(c: PublicationContext, req: PublishReques
     workflow: publication,
     idempotencyKey: req.idempotencyKey,
     input: { channelId, mode: req.selection.mode, count: ids.length, sync },
-    beforeStart: (job) => lockChannel(tenantDb, channelId, job._id, (holder) => c.jobs.settle(tenantDb, holder)),
+    beforeStart: (job) => lockChannel(tenantDb, channelId, job._id, (holder) => settlePublication(c, holder)),
     workflowInput: (jobId) => ({
       tenantId: tenantDb.tenantId,
       jobId,
