@@ -46,6 +46,8 @@ export interface InputRule {
   code: string;
   status?: number;
   message?: string | ((failure: InputFailure) => string);
+  /** Members the answer carries besides code, message and field (the AI codes' `retryable`). */
+  extra?: Record<string, unknown>;
 }
 
 /** How a route answers input its schemas refuse, where the spec names its own codes. */
@@ -183,7 +185,7 @@ function refusal(spec: RouteSpec, where: InputFailure['in'], failures: InputFail
     if (!hit) continue;
     const message =
       typeof rule.message === 'function' ? rule.message(hit) : (rule.message ?? `${hit.field} ${hit.message}`);
-    return new AppError(rule.status ?? 400, rule.code, message, { field: hit.field, fieldErrors });
+    return new AppError(rule.status ?? 400, rule.code, message, { ...rule.extra, field: hit.field, fieldErrors });
   }
   const message = `Invalid ${where === 'params' ? 'path' : where}: ${summarize(fieldErrors)}`;
   return invalid?.code

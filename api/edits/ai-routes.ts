@@ -5,7 +5,9 @@ import { flowSelectionSchema } from '../../shared/flows/definition';
 import { aiFieldProblems } from '../../shared/edits/inputs';
 import { fieldSchemaAt, resolveField } from '../../shared/flows/fields';
 import { budgetOf } from '../../shared/edits/run-of';
-import type { AiSpec, EditSelection } from '../../shared/edits/runs';
+import { selectionFilter, type AiSpec, type EditJobInput, type EditSelection } from '../../shared/edits/runs';
+import { aiCallTokens } from '../../shared/edits/engines';
+import { products } from '../../shared/products/collections';
 import { leastCallTokens } from '../../shared/ai/transform-one';
 import type { JsonSchema } from '../../shared/validation';
 import { answerRun, editRuns, editTags, readScope, runJobRoutes, updateScope } from './runs';
@@ -86,13 +88,22 @@ function requireProvider(ctx: AppContext): void {
     );
 }
 
-/** 429 before anything starts when today's budget cannot pay for one more call (the least any product's costs). */
-async function requireBudget(ctx: AppContext, spec: AiSpec): Promise<void> {
+/**
+ * 429 before anything starts when today's budget cannot pay for one more call: the least any
+ * product's call costs or, for a run small enough to be answered at once, the least the call of
+ * any product it selects costs (a budget that pays for none would only fail each of them).
+ */
+async function requireBudget(ctx: AppContext, spec: AiSpec, input: EditJobInput): Promise<void> {
   const { tenantDb, principal } = tenantOf(ctx);
   const tenant = await ctx.deps.tenancy.getTenant(principal.tenantId);
   const status = await budgetOf(ctx.deps.config, tenantDb, tenant).status();
+  const maxOutput = ctx.deps.config.ai?.maxOutputTokens ?? 0;
   const fields = spec.fields.map((path) => ({ path, schema: fieldSchemaAt(path)! }));
-  const oneCall = leastCallTokens(spec.prompt, fields, ctx.deps.config.ai?.maxOutputTokens ?? 0);
+  let oneCall = leastCallTokens(spec.prompt, fields, maxOutput);
+  if (status.remaining >= oneCall && input.total !== null && input.total > 0) {
+    const selected = await tenantDb.collection(products).find(selectionFilter(input)).limit(input.total).toArray();
+    if (selected.length) oneCall = Math.min(...selected.map((p) => aiCallTokens(spec, p, maxOutput)));
+  }
   if (status.remaining >= oneCall) return;
   const seconds = Math.max(1, Math.ceil((Date.parse(status.resetsAt) - Date.now()) / 1000));
   throw new AppError(
@@ -160,7 +171,8 @@ export const aiRoutes = defineRoutes([
     body: transformSchema,
     invalid: {
       rules: [
-        { field: 'prompt', code: 'INVALID_PROMPT' },
+        // like every AI code, it says whether the same request may succeed later
+        { field: 'prompt', code: 'INVALID_PROMPT', extra: { retryable: false } },
         {
           field: 'mode',
           keyword: 'const',
@@ -221,9 +233,11 @@ export const aiRoutes = defineRoutes([
           ...(body.sourceFields?.length ? { sourceFields: canonical(body.sourceFields) } : {}),
         };
       }
-      // an apply of a preview asks the model only for products changed since: each of those is refused on its own
-      if (ai) await requireBudget(ctx, ai);
       const run = await editRuns(ctx, 'ai-transform').start({
+        // checked only for a run that starts now: a retry under its Idempotency-Key answers its job,
+        // and an apply of a preview asks the model only for products changed since (each of those
+        // is refused on its own)
+        beforeStart: ai && !body.previewId ? (input) => requireBudget(ctx, ai, input) : undefined,
         type: 'ai-transform',
         mode: body.mode, // apply whenever previewId is sent (the schema refuses preview with it)
         ai,

@@ -82,15 +82,17 @@ function callTokens(messages: ChatMessage[], schema: JsonSchema, maxOutputTokens
 }
 
 /**
- * The least a transform's call reserves: the call for a product with no data at all. A budget
- * that cannot pay this cannot pay for any product of the transform.
+ * The least a transform's call reserves: the call for a product with no data at all (or, given
+ * `data`, the first call for that product's data). A budget that cannot pay the former cannot pay
+ * for any product of the transform.
  */
-export function leastCallTokens(prompt: string, fields: FieldSpec[], maxOutputTokens: number): number {
-  return callTokens(
-    buildMessages({ prompt, fields, source: {}, current: {} }),
-    schemasFor(fields).model,
-    maxOutputTokens,
-  );
+export function leastCallTokens(
+  prompt: string,
+  fields: FieldSpec[],
+  maxOutputTokens: number,
+  data: { source: Record<string, unknown>; current: Record<string, unknown> } = { source: {}, current: {} },
+): number {
+  return callTokens(buildMessages({ prompt, fields, ...data }), schemasFor(fields).model, maxOutputTokens);
 }
 
 /** Reserves the most the call may cost, makes it, then charges what it used or frees the reservation. */

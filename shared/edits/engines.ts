@@ -1,7 +1,7 @@
 import type { ProductDoc } from '../products/types';
 import type { ChatClient } from '../ai/provider';
 import type { TokenBudget } from '../ai/budget';
-import { transformOne } from '../ai/transform-one';
+import { leastCallTokens, transformOne } from '../ai/transform-one';
 import { newId } from '../ids';
 import { fieldSchemaAt, readField, writeField } from '../flows/fields';
 import { isFlowRunFailure, runFlow } from '../flows/run';
@@ -54,13 +54,11 @@ export const DEFAULT_SOURCE_FIELDS = [
  * bound) and is tried once more.
  */
 export function aiPlanner(args: { client: ChatClient; budget: TokenBudget; spec: AiSpec; runId: string }): Planner {
-  const fields = args.spec.fields.map((path) => ({ path, schema: fieldSchemaAt(path)! }));
-  const sources = args.spec.sourceFields?.length ? args.spec.sourceFields : DEFAULT_SOURCE_FIELDS;
+  const fields = aiFields(args.spec);
   return {
     async propose(current: ProductDoc): Promise<Proposal> {
       const content = structuredClone(contentOf(current));
-      const source = Object.fromEntries(sources.map((p) => [p, readField(content, p) ?? null]));
-      const now = Object.fromEntries(fields.map((f) => [f.path, readField(content, f.path) ?? null]));
+      const { source, current: now } = aiData(args.spec, content);
       for (let attempt = 0; ; attempt++) {
         const r = await transformOne({
           client: args.client,
@@ -82,6 +80,22 @@ export function aiPlanner(args: { client: ChatClient; budget: TokenBudget; spec:
       }
     },
   };
+}
+
+const aiFields = (spec: AiSpec) => spec.fields.map((path) => ({ path, schema: fieldSchemaAt(path)! }));
+
+/** What the model is shown of a product: the source fields it reads and the current values of those it writes. */
+function aiData(spec: AiSpec, content: ReturnType<typeof contentOf>) {
+  const sources = spec.sourceFields?.length ? spec.sourceFields : DEFAULT_SOURCE_FIELDS;
+  return {
+    source: Object.fromEntries(sources.map((p) => [p, readField(content, p) ?? null])),
+    current: Object.fromEntries(spec.fields.map((p) => [p, readField(content, p) ?? null])),
+  };
+}
+
+/** What the first call for a product reserves from the budget. */
+export function aiCallTokens(spec: AiSpec, product: ProductDoc, maxOutputTokens: number): number {
+  return leastCallTokens(spec.prompt, aiFields(spec), maxOutputTokens, aiData(spec, contentOf(product)));
 }
 
 /** The longest a rate-limited call waits before its one more try; a longer Retry-After is the product's RATE_LIMITED. */

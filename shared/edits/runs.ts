@@ -79,6 +79,11 @@ function canonicalSelection(selection: EditSelection): EditSelection {
   return { skus: [...new Set(selection.skus.map((s) => s.trim().toUpperCase()))].sort() };
 }
 
+/** An AI edit as it edits: the prompt, and its fields in no order. */
+function aiEdit(ai: AiSpec): unknown {
+  return { prompt: ai.prompt, fields: [...ai.fields].sort(), sourceFields: [...(ai.sourceFields ?? [])].sort() };
+}
+
 /** The products of a selection, as a condition; SKUs resolved through the SKU space. */
 export function selectionFilter(input: Pick<EditJobInput, 'selection' | 'productIds'>): Filter<ProductDoc> {
   if ('skus' in input.selection)
@@ -105,6 +110,8 @@ export interface StartEdit {
   previewId?: string;
   operationName?: string | null;
   idempotencyKey?: string;
+  /** A check made only when a new run is recorded (not for a retry that finds its run): a throw refuses it. */
+  beforeStart?: (input: EditJobInput) => Promise<void>;
 }
 
 /** A run as the API answers it: live progress while it runs, the record's result once it ended. */
@@ -175,6 +182,7 @@ export class EditRuns {
       prefix: kind.prefix,
       workflow: bulkEdit,
       idempotencyKey: runKey(req),
+      ...(req.beforeStart ? { beforeStart: (job) => req.beforeStart!(job.input as unknown as EditJobInput) } : {}),
       input: { ...input, operationId, sync } satisfies EditJobInput as unknown as Record<string, unknown>,
       workflowInput: (jobId) => ({
         tenantId: tenantDb.tenantId,
@@ -305,7 +313,7 @@ export class EditRuns {
     // each part sent must be the previewed one: the selection too (an AI transform sends it beside the spec)
     const same =
       (req.flow === undefined || isDeepStrictEqual(req.flow, p.flow)) &&
-      (req.ai === undefined || isDeepStrictEqual(req.ai, p.ai)) &&
+      (req.ai === undefined || isDeepStrictEqual(aiEdit(req.ai), p.ai && aiEdit(p.ai))) &&
       (req.selection === undefined ||
         isDeepStrictEqual(canonicalSelection(req.selection), canonicalSelection(p.selection)));
     if (!same)
