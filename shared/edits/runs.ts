@@ -79,6 +79,13 @@ function canonicalSelection(selection: EditSelection): EditSelection {
   return { skus: [...new Set(selection.skus.map((s) => s.trim().toUpperCase()))].sort() };
 }
 
+/** A flow as it edits: its rules (its selection is compared as it selects; its name is a label). */
+function flowRules(flow: unknown): unknown {
+  if (flow === null || typeof flow !== 'object') return flow;
+  const { selection: _s, name: _n, ...rules } = flow as Record<string, unknown>;
+  return rules;
+}
+
 /** An AI edit as it edits: the prompt, and its fields in no order. */
 function aiEdit(ai: AiSpec): unknown {
   return { prompt: ai.prompt, fields: [...ai.fields].sort(), sourceFields: [...(ai.sourceFields ?? [])].sort() };
@@ -312,7 +319,7 @@ export class EditRuns {
       });
     // each part sent must be the previewed one: the selection too (an AI transform sends it beside the spec)
     const same =
-      (req.flow === undefined || isDeepStrictEqual(req.flow, p.flow)) &&
+      (req.flow === undefined || isDeepStrictEqual(flowRules(req.flow), flowRules(p.flow))) &&
       (req.ai === undefined || isDeepStrictEqual(aiEdit(req.ai), p.ai && aiEdit(p.ai))) &&
       (req.selection === undefined ||
         isDeepStrictEqual(canonicalSelection(req.selection), canonicalSelection(p.selection)));
@@ -325,14 +332,14 @@ export class EditRuns {
           field: 'previewId',
         },
       );
-    // the preview's plans: every product it matched, less the SKUs that named none
+    // the preview's plans: every product it matched, less the SKUs that named none (listed again
+    // as not found, as the preview listed them)
     const r = preview.result as EditResult | null;
     const planned = r ? r.counts.matched - p.missingSkus.length : (p.total ?? 0);
     return {
       ...p,
       mode: 'apply',
       previewId: preview._id,
-      missingSkus: [],
       operationName: req.operationName ?? p.operationName,
       actor: this.c.actor,
       total: planned,
