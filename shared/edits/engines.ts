@@ -11,7 +11,8 @@ import type { Planner, Proposal } from './plan';
 import type { AiSpec } from './runs';
 
 /** What a flow's conditions may read besides the content: the server's fields (never written: flowErrors refuses them). */
-const SERVER_VIEW = ['_id', 'id', 'version', 'createdAt', 'updatedAt'];
+/** The server's fields a rule reads (shared/flows/fields.ts SERVER_FIELDS), never written back. */
+const SERVER_VIEW = ['_id', 'id', 'tenantId', 'version', 'createdAt', 'updatedAt'];
 
 /** A rule flow's planner: the rules run over the product's content, pure and the same every time. */
 export function flowPlanner(flow: FlowDefinition): Planner {
@@ -21,6 +22,7 @@ export function flowPlanner(flow: FlowDefinition): Planner {
         ...contentOf(current),
         _id: current._id.toHexString(),
         id: current._id.toHexString(),
+        tenantId: current.tenantId,
         version: current.version,
         createdAt: current.createdAt.toISOString(),
         updatedAt: current.updatedAt.toISOString(),
