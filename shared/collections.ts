@@ -18,6 +18,7 @@ import { lotCosts } from './inventory/lots';
 import { transfers } from './inventory/transfers';
 import { publicationItems, publicationLocks } from './publication/publication';
 import { channels } from './channels/channels';
+import { channelCallSlots } from './channels/rate-gate';
 import { materialMovements, materialStock, materials, supplies } from './materials/collections';
 import { materialConsumptions } from './consumption/collections';
 import { editPages, editPatches } from './edits/collections';
@@ -56,6 +57,7 @@ export const allCollections: CollectionDef<any>[] = [
   publicationItems,
   publicationLocks,
   channels,
+  channelCallSlots,
   materials,
   supplies,
   materialStock,

@@ -5,7 +5,7 @@ import { TenantDb } from '../../shared/db/tenant-db';
 import { Channels, type ChannelDoc } from '../../shared/channels/channels';
 import { resolveChannelType } from '../../shared/channels/channel-types';
 import { RetryableChannelError, sendProduct } from '../../shared/channels/connector';
-import { RateGate } from '../../shared/channels/rate-gate';
+import { SharedRateGate } from '../../shared/channels/rate-gate';
 import { finishCategorization, PublicationCategorizer } from '../../shared/categories/categorize';
 import { channelPayload } from '../../shared/channels/payloads';
 import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
@@ -242,8 +242,9 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         timeoutMs: channel.settings.timeoutMs ?? 15_000,
       };
       const cancelled = Context.current().cancellationSignal;
-      // the first call waits one interval too: the previous batch's last send may have just left
-      const gate = new RateGate(channel.settings.rateLimitPerSecond, true);
+      // the channel's calls are spaced with every process's: the previous batch's last send, the
+      // API's category suggestions
+      const gate = new SharedRateGate(tenantDb, input.channelId, channel.settings.rateLimitPerSecond);
       const categorizer = new PublicationCategorizer({
         tenantDb,
         channel,

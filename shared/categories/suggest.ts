@@ -1,5 +1,5 @@
 import { Channels, type ChannelDoc } from '../channels/channels';
-import { channelGate } from '../channels/rate-gate';
+import { SharedRateGate } from '../channels/rate-gate';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { assignmentOf, categorySite } from './assignment';
@@ -62,7 +62,7 @@ export async function suggestCategories(
       siteId: site.siteId,
       title,
       limit: q.limit,
-      slot: () => channelGate(channel._id.toHexString(), channel.settings.rateLimitPerSecond).slot(),
+      slot: () => new SharedRateGate(tenantDb, channel._id.toHexString(), channel.settings.rateLimitPerSecond).slot(),
       maxThrottleWaitMs: MAX_THROTTLE_WAIT_MS,
     });
     return {
