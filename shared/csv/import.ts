@@ -51,22 +51,59 @@ export type Plan =
  * fieldsToUpdate) replace the stored ones; the rest stay. Variants keep their ids by SKU and
  * media by src, so a re-import does not churn ids.
  */
-function overlay(
-  current: ProductDoc,
-  body: Record<string, unknown>,
-  fieldsToUpdate?: string[],
-): Record<string, unknown> {
+type Obj = Record<string, any>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function getPath(obj: Obj, keys: string[]): unknown {
+  let o: any = obj;
+  for (const k of keys) {
+    if (!isObj(o)) return undefined;
+    o = o[k];
+  }
+  return o;
+}
+
+function setPath(obj: Obj, keys: string[], value: unknown): void {
+  let o = obj;
+  for (const k of keys.slice(0, -1)) o = isObj(o[k]) ? o[k] : (o[k] = {});
+  o[keys[keys.length - 1]] = value;
+}
+
+/**
+ * `stored` with the parts of `sent` at `paths` that it holds (a part the rows leave empty is not
+ * carried): what a file made of separate columns changes of one field, or of one variant.
+ */
+function withCarried(stored: unknown, sent: Obj, paths: string[][]): Obj {
+  const out: Obj = isObj(stored) ? structuredClone(stored) : {};
+  for (const p of paths) {
+    const v = getPath(sent, p);
+    if (v !== undefined) setPath(out, p, v);
+  }
+  return out;
+}
+
+function overlay(current: ProductDoc, p: ParsedProduct, fieldsToUpdate?: string[]): Record<string, unknown> {
+  const body = p.body!;
   const merged = contentOf(current);
   const fields = Object.keys(body).filter((k) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku');
-  for (const k of fields) merged[k] = body[k];
+  for (const k of fields) {
+    const nested = p.carried?.product.filter((path) => path[0] === k && path.length > 1);
+    merged[k] = nested?.length && isObj(body[k]) ? withCarried({ [k]: merged[k] }, body, nested)[k] : body[k];
+  }
+  // (an element that is not an object is left for the product rules to refuse, naming it)
   if (Array.isArray(merged.variants) && fields.includes('variants')) {
-    merged.variants = (merged.variants as Record<string, any>[]).map((v) => {
+    merged.variants = (merged.variants as unknown[]).map((v) => {
+      if (!isObj(v)) return v;
       const old = current.variants.find((o) => o.sku === String(v.sku).toUpperCase());
-      return old && v.id === undefined ? { ...v, id: old.id } : v;
+      if (!old) return v;
+      // a variant the file names keeps what its columns do not carry
+      const kept = p.carried ? withCarried(old, v, [['sku'], ...p.carried.variant]) : v;
+      return kept.id === undefined ? { ...kept, id: old.id } : kept;
     });
   }
   if (Array.isArray(merged.media) && fields.includes('media')) {
-    merged.media = (merged.media as Record<string, any>[]).map((m) => {
+    merged.media = (merged.media as unknown[]).map((m) => {
+      if (!isObj(m)) return m;
       const old = current.media.find((o) => o.src === m.src);
       return old && m.id === undefined ? { ...m, id: old.id } : m;
     });
@@ -140,7 +177,9 @@ export async function planImport(
   const catalog = new Catalog(tenantDb);
   const plans = await mapLimit(parsed, PLAN_CONCURRENCY, async (p, index): Promise<Plan> => {
     if (p.errors.length || !p.body) return { kind: 'error', parsed: p, messages: p.errors };
-    const sku = String(p.body.sku ?? '').toUpperCase();
+    const sku = String(p.body.sku ?? '')
+      .trim()
+      .toUpperCase();
     const _id = opts.idOf?.(index);
     try {
       const owner = sku ? await catalog.skuOwner(sku) : null;
@@ -168,7 +207,7 @@ export async function planImport(
               messages: [`SKU ${sku} is given to another product of this file too (${owner.productId})`],
             };
         }
-        const product = await catalog.prepare(overlay(current, p.body, opts.fieldsToUpdate));
+        const product = await catalog.prepare(overlay(current, p, opts.fieldsToUpdate));
         const before = comparable(current);
         const after = comparable(product);
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));

@@ -20,6 +20,13 @@ export interface ParsedProduct {
   body: Record<string, unknown> | null;
   /** Problems that stop these rows from making a product (each names the column). */
   errors: string[];
+  /**
+   * The parts of a product (and of each variant) the file's columns carry, as paths, where one
+   * field is made of several columns (`title` and `title.translations`, `seo.metaTitle`): an
+   * update writes only these, so a sibling column the file leaves out keeps its stored value.
+   * Without it, each top-level field the body holds is replaced whole.
+   */
+  carried?: { product: string[][]; variant: string[][] };
 }
 
 /** A product as the API presents it (shared/products/present.ts presentProduct). */

@@ -205,7 +205,15 @@ export const nativeLayout: Layout = {
     // rows of one product share its sku; they need not be adjacent
     const groups = new Map<string, CsvRecord[]>();
     const out: ParsedProduct[] = [];
+    // what the header carries: an update writes these parts and keeps the others
+    const header = new Set(records.length ? Object.keys(records[0].values) : []);
+    const carried = {
+      product: productColumns.filter((c) => header.has(c.name)).map((c) => c.keys),
+      variant: variantColumns.filter((c) => header.has(c.name)).map((c) => c.keys),
+    };
     for (const record of records) {
+      // a spreadsheet's row of empty cells is no product
+      if (Object.values(record.values).every((v) => v.trim() === '')) continue;
       const sku = (record.values.sku ?? '').trim().toUpperCase();
       if (!sku) {
         out.push({ rows: [record.row], sku: null, body: null, errors: ['sku: required'] });
@@ -218,11 +226,13 @@ export const nativeLayout: Layout = {
     for (const [sku, group] of groups) {
       const errors: string[] = [];
       const body = read(group[0].values, productColumns, errors);
+      body.sku = String(body.sku).trim(); // the SKU the rows are grouped by, as the spec keeps it: trimmed
       const variants = group
         .filter((r) => (r.values['variant.sku'] ?? '').trim() !== '')
         .map((r) => read(r.values, variantColumns, errors));
+      for (const v of variants) if (typeof v.sku === 'string') v.sku = v.sku.trim();
       if (variants.length) body.variants = variants;
-      out.push({ rows: group.map((r) => r.row), sku, body: errors.length ? null : body, errors });
+      out.push({ rows: group.map((r) => r.row), sku, body: errors.length ? null : body, errors, carried });
     }
     return out.sort((a, b) => a.rows[0] - b.rows[0]);
   },
