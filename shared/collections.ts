@@ -7,7 +7,7 @@ import { products, productSkus } from './products/collections';
 import { dataUpgrades } from './products/search-backfill';
 import { orderComments, orders } from './orders/collections';
 import { bulkOperationItems, bulkOperations } from './bulk/operations';
-import { importErrors, importStaging } from './csv/staging';
+import { importErrors, importSkuClaims, importStaging } from './csv/staging';
 import { locations } from './locations/locations';
 import { locationZones } from './locations/zones';
 import { stockLevels, stockMovements } from './inventory/collections';
@@ -45,6 +45,7 @@ export const allCollections: CollectionDef<any>[] = [
   bulkOperationItems,
   importStaging,
   importErrors,
+  importSkuClaims,
   locations,
   locationZones,
   stockLevels,

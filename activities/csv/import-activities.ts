@@ -3,10 +3,10 @@ import { heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { BulkOperations, bulkOperationItems, bulkOperations } from '../../shared/bulk/operations';
-import { applyImport, countPlans, planImport, type ImportCounts } from '../../shared/csv/import';
+import { applyImport, countPlans, planImport, type ImportCounts, type Plan } from '../../shared/csv/import';
 import type { ImportConfig } from '../../shared/csv/import-config';
 import { ASYNC_LIMITS } from '../../shared/csv/limits';
-import { importErrors, importStaging } from '../../shared/csv/staging';
+import { importErrors, importSkuClaims, importStaging } from '../../shared/csv/staging';
 import { errorReportObjectKey, openObject } from '../../shared/csv/uploads';
 import { isDuplicateKeyError } from '../../shared/db/duplicate-key';
 import { layoutFor } from '../../shared/csv/layouts/index';
@@ -15,6 +15,7 @@ import { streamProducts } from '../../shared/csv/stage';
 import type { ParsedProduct } from '../../shared/csv/layout';
 import { derivedObjectId } from '../../shared/ids';
 import { AppError } from '../../shared/errors/catalog';
+import { skusOf } from '../../shared/products/normalize';
 
 export interface ImportJobRef {
   tenantId: string;
@@ -38,6 +39,45 @@ export interface StageResult {
  * staged chunks, a chunk re-plans against the current catalog (its earlier writes then read as
  * unchanged and are counted as what the operation recorded), errors are keyed by row.
  */
+/**
+ * A dry pass plans each chunk alone: a SKU the file gives to two products in different chunks is
+ * found by claiming every planned SKU for the job. The product that claims a SKU another product
+ * of the file holds is a failed row (a retried chunk finds its own claims and keeps them).
+ */
+async function claimFileSkus(tenantDb: TenantDb, jobId: string, from: number, plans: Plan[]): Promise<Plan[]> {
+  const col = tenantDb.collection(importSkuClaims);
+  const wanted = plans.flatMap((plan, i) =>
+    plan.kind === 'create' || plan.kind === 'update'
+      ? [...new Set(skusOf(plan.product).map((s) => s.sku.toUpperCase()))].map((sku) => ({ sku, i }))
+      : [],
+  );
+  if (!wanted.length) return plans;
+  await col
+    .insertMany(
+      wanted.map(({ sku, i }) => ({ _id: `${jobId}:${sku}`, jobId, product: from + i })),
+      { ordered: false },
+    )
+    .catch((err) => {
+      if (!isDuplicateKeyError(err)) throw err;
+    });
+  const holders = new Map((await col.findByIds(wanted.map((w) => `${jobId}:${w.sku}`))).map((c) => [c._id, c.product]));
+  const clashes = new Map<number, string[]>();
+  for (const { sku, i } of wanted) {
+    const holder = holders.get(`${jobId}:${sku}`);
+    if (holder !== undefined && holder !== from + i) clashes.set(i, [...(clashes.get(i) ?? []), sku]);
+  }
+  return plans.map((plan, i) => {
+    const skus = clashes.get(i);
+    return skus
+      ? {
+          kind: 'error',
+          parsed: plan.parsed,
+          messages: skus.map((sku) => `SKU ${sku} is given to another product of this file too`),
+        }
+      : plan;
+  });
+}
+
 export function importActivities({ db, s3, config, log }: ActivityDeps) {
   const bucket = config.s3.bucket;
   return {
@@ -131,7 +171,9 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       });
       const t2 = Date.now();
       const { counts, errors } = ref.dryRun
-        ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(countPlans(plans))
+        ? (({ errors: e, ...c }) => ({ counts: c, errors: e }))(
+            countPlans(await claimFileSkus(tenantDb, ref.jobId, ref.from, plans)),
+          )
         : await applyImport(tenantDb, plans, {
             ...ref.config,
             skipErrorRows: true,
@@ -215,6 +257,7 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
         );
       }
       await tenantDb.collection(importStaging).deleteMany({ jobId: ref.jobId });
+      await tenantDb.collection(importSkuClaims).deleteMany({ jobId: ref.jobId });
       return { errorReportKey };
     },
   };

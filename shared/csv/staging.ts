@@ -35,3 +35,21 @@ export const importErrors = defineCollection<ImportRowError>({
   scope: 'tenant',
   indexes: [{ key: { tenantId: 1, jobId: 1, row: 1 } }],
 });
+
+/**
+ * The SKUs an async import's dry pass (skipErrorRows false) found among its products, one per
+ * SKU, naming the product (its place in the file) that holds it: a second product of the file
+ * with that SKU, in whatever chunk, is a failed row, so nothing is written.
+ */
+export interface ImportSkuClaim {
+  _id: string; // `${jobId}:${sku}`
+  tenantId: string;
+  jobId: string;
+  product: number;
+}
+
+export const importSkuClaims = defineCollection<ImportSkuClaim>({
+  name: 'import_sku_claims',
+  scope: 'tenant',
+  indexes: [{ key: { tenantId: 1, jobId: 1 } }],
+});
