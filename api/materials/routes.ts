@@ -259,14 +259,17 @@ function recordRoutes(kind: StockKind): RouteSpec[] {
         (kind === 'material'
           ? "A lot-tracked material needs `lot.lotNumber`; receiving into an existing lot number adds to it only when its cost, currency and expiry agree. Without a lot the stock becomes a cost layer at `lot.costPerUnit` (per base unit, default the current cost). An expiring material's lot without expirationDate expires shelfLifeDays after receipt. "
           : '') +
-        "minStock and reorderPoint apply only when this creates the location's record (later they are ignored). With an Idempotency-Key a retried request receives nothing again.",
+        "minStock and reorderPoint apply only when this creates the location's record (later they are ignored). With an Idempotency-Key a retried request receives nothing again: it answers `replayed: true` and the first receipt's `movementId` and `received` quantity, with the stock as it stands.",
       tags,
       auth: scopes.receive,
       params: locParams,
       body: receiptSchema(kind),
       invalid: { render: quantityRefusal },
       responses: {
-        200: { description: 'the inventory record of the location after the receipt' },
+        200: {
+          description:
+            'the inventory record of the location after the receipt, with `movementId`, `received {quantity, unit}` (in the base unit) and `replayed`',
+        },
         400: {
           description:
             "bad-request with parameter 'quantity'; validation-error: an unknown unit (named), a lot missing or disagreeing, another currency",

@@ -81,10 +81,20 @@ export class StockService {
     return presentAt(await this.store.stockOf(record.sku), record, locationId);
   }
 
+  /**
+   * The stock record where the receipt went, and the receipt itself: a retry under its
+   * Idempotency-Key names the first receipt (`replayed: true`, what it received, where), the
+   * record being the stock as it stands, since other movements may have come since.
+   */
   async receive(sku: string, req: ReceiptRequest) {
-    const { doc, record, movement } = await this.store.receive(sku, req);
+    const { doc, record, movement, replayed } = await this.store.receive(sku, req);
     // a replay answers where the first request received (its key may come back with another location)
-    return presentAt(doc, record, movement.locationId);
+    return {
+      ...presentAt(doc, record, movement.locationId),
+      movementId: movement.movementId,
+      received: { quantity: movement.quantity, unit: movement.unit },
+      replayed,
+    };
   }
 
   async transfer(req: TransferRequest) {

@@ -215,12 +215,14 @@ function receivedLot(
     const here = loc.lots.find((l) => l.lotNumber === lot.lotNumber);
     return { existing: here, lotNumber: lot.lotNumber, terms };
   }
-  // no lot tracking and no lot named: into the newest layer of the same terms, else a new layer
+  // no lot tracking and no lot named: into the newest lot of the location when it is a layer of
+  // ours with the same terms, else a new layer (merged into an older layer, the units would leave
+  // before a lot received after it under FIFO, and stand behind it under LIFO)
   const newest = [...loc.lots]
-    .filter((l) => l.lotNumber.startsWith('RCV-'))
+    .filter((l) => l.quantity > 0)
     .sort(byReceived)
     .pop();
-  if (newest && newest.quantity > 0 && sameLotTerms(newest, terms))
+  if (newest && newest.lotNumber.startsWith('RCV-') && sameLotTerms(newest, terms))
     return { existing: newest, lotNumber: newest.lotNumber, terms };
   return { existing: undefined, lotNumber: `RCV-${movementId.slice(-12)}`, terms };
 }
@@ -264,7 +266,7 @@ export function applyReceipt(
     );
   }
   next.journal.push({ ...movement, lots });
-  evaluateAlerts(next, facts, [input.locationId], movement.movementId, now);
+  evaluateAlerts(next, facts, movement.movementId, now);
   next.updatedAt = now;
   return next;
 }
@@ -324,7 +326,7 @@ export function applyTransfer(
     from.lots = pruneDepleted(from.lots);
   }
   next.journal.push({ ...movement, lots });
-  evaluateAlerts(next, facts, [input.fromLocationId, input.toLocationId], movement.movementId, now);
+  evaluateAlerts(next, facts, movement.movementId, now);
   next.updatedAt = now;
   return next;
 }
@@ -422,7 +424,7 @@ export function applyConsumption(
     cost = valueOf(input.minor, facts.precision, costMicros(facts.price ?? 0));
   }
   next.journal.push({ ...movement, lots, cost: { total: cost, currency: facts.currency } });
-  evaluateAlerts(next, facts, [input.locationId], movement.movementId, now);
+  evaluateAlerts(next, facts, movement.movementId, now);
   next.updatedAt = now;
   return next;
 }
@@ -483,7 +485,7 @@ export function applyReturn(
     lots: consumed.lots,
     cost: consumed.cost ?? null,
   });
-  evaluateAlerts(next, facts, [consumed.locationId], movement.movementId, now);
+  evaluateAlerts(next, facts, movement.movementId, now);
   next.updatedAt = now;
   return next;
 }
@@ -541,8 +543,11 @@ export function valuationOf(doc: StockDoc, loc: LocationStock, facts: StockFacts
   const current = doc.costing?.currentCost ?? facts.costing?.initialCost ?? 0;
   let totalValue: number;
   if (method === 'fifo' || method === 'lifo') {
-    totalValue = loc.lots.reduce((s, l) => s + valueOf(l.quantity, facts.precision, costMicros(l.costPerUnit)), 0);
-    totalValue = Math.round(totalValue * 100) / 100;
+    // the lots' values summed exactly, rounded once (as a consumption of them is costed)
+    totalValue = valueOfLayers(
+      loc.lots.map((l) => ({ minor: l.quantity, micros: costMicros(l.costPerUnit) })),
+      facts.precision,
+    );
   } else {
     const unitCost =
       method === 'last_purchase' ? (doc.costing?.lastPurchaseCost ?? current) : currentCostOf(doc, facts, now);
@@ -558,19 +563,20 @@ export function valuationOf(doc: StockDoc, loc: LocationStock, facts: StockFacts
 }
 
 /**
- * Opens an alert for each touched location whose available stock is at or below its reorder point
- * and has none open; closes the open one of a location that recovered. Once per crossing, never
- * once per movement, because the open alert is part of the document this change is written to.
+ * Opens an alert for each location whose available stock is at or below its reorder point and
+ * has none open; closes the open one of a location that recovered. Once per crossing, never once
+ * per movement, because the open alert is part of the document this change is written to. Every
+ * location of the SKU is looked at, not only those the movement touched: a lot that expired
+ * elsewhere is noticed at the SKU's next movement.
  */
 export function evaluateAlerts(
   doc: StockDoc,
   facts: StockFacts,
-  locationIds: string[],
   /** The movement that made the change: an alert it opens is named after it (unique, and the same on a replay). */
   movementId: string,
   now: Date,
 ): void {
-  for (const locationId of new Set(locationIds)) {
+  for (const locationId of new Set(doc.locations.map((l) => l.locationId))) {
     const loc = locationOf(doc, locationId);
     if (!loc) continue;
     const available = fromMinor(availableMinor(loc, now), facts.precision);
