@@ -49,6 +49,10 @@ interface RecordBase {
   version: number;
   /** The Idempotency-Key run that created it (KeyedRun): a retry of that request finds it as its own. */
   createdByRun?: string;
+  /** When a product write last named it (a BOM's component, a modifier's consumption): see holdNamed. */
+  namedAt?: Date;
+  /** Set by a delete while it decides: a write naming it then refuses it (see holdNamed). */
+  deletingAt?: Date;
 }
 
 export interface MaterialDoc extends RecordBase {

@@ -17,7 +17,7 @@ import {
 import { unitCodes, type UnitSystem } from './quantity';
 import type { StockFacts } from './stock-changes';
 
-import { isMaterial, unitsOf, type StockRecord } from './lookup';
+import { isMaterial, NAMED_HOLD_MS, unitsOf, type StockRecord } from './lookup';
 export { isMaterial, kindOf, stockRecordsBySku, unitsOf, type StockRecord } from './lookup';
 
 const PATHS: Record<StockKind, string> = { material: '/products/materials', supply: '/products/supplies' };
@@ -354,8 +354,28 @@ export class StockRecords {
   async delete(rawSku: string, retireStock: (sku: string, recordCreatedAt: Date) => Promise<void>): Promise<void> {
     const current = await this.get(rawSku);
     const sku = current.sku;
+    // marked before looking who names it: a product write that names it from now on refuses it,
+    // and one that named it before (holdNamed) is seen by its mark or, once stored, by usedBy
+    const marked = await this.col().findOneAndUpdate(
+      { _id: current._id } as never,
+      { $set: { deletingAt: new Date() } } as never,
+      { returnDocument: 'after' },
+    );
+    if (!marked) throw recordNotFound(this.kind, sku);
+    const unmark = () => this.col().updateOne({ _id: current._id } as never, { $unset: { deletingAt: '' } } as never);
+    const namedAt = (marked as StockRecord).namedAt;
+    if (namedAt && Date.now() - namedAt.getTime() < NAMED_HOLD_MS) {
+      await unmark();
+      throw new AppError(
+        409,
+        'conflict',
+        `${KIND_LABEL[this.kind]} ${sku} was named by a product write moments ago: retry the delete in ${Math.ceil((NAMED_HOLD_MS - (Date.now() - namedAt.getTime())) / 1000)} s`,
+        { field: 'sku' },
+      );
+    }
     const users = await this.usedBy(sku);
     if (users.length) {
+      await unmark();
       const names = users.map((u) => `${u.sku} (${u.as === 'bom' ? 'bill of materials' : 'modifier'})`).join(', ');
       throw new AppError(
         400,
@@ -367,7 +387,12 @@ export class StockRecords {
         },
       );
     }
-    await retireStock(sku, current.createdAt);
+    try {
+      await retireStock(sku, current.createdAt);
+    } catch (err) {
+      await unmark();
+      throw err;
+    }
     await this.col().deleteOne({ _id: current._id } as never);
     await new Catalog(this.tenantDb).releaseFor(current._id, [sku]);
   }

@@ -5,7 +5,7 @@ import { AppError, type FieldError } from '../errors/catalog';
 import { claimId, productSkus, products, type SkuClaim, type SkuKind } from './collections';
 import { materials, supplies } from '../materials/collections';
 import { findUnit, unitCodes } from '../materials/quantity';
-import { stockRecordsBySku, unitsOf } from '../materials/lookup';
+import { holdNamed, stockRecordsBySku, unitsOf } from '../materials/lookup';
 import { normalizeProduct, skusOf } from './normalize';
 import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
@@ -73,6 +73,9 @@ function keepInherited(current: ProductDoc, product: ProductInput): ProductInput
  * Used by the API and by import activities alike, so every path into the catalog keeps its rules.
  */
 export class Catalog {
+  /** Releases of the materials and supplies this catalog's preparations hold (holdNamed). */
+  private readonly holds: (() => Promise<void>)[] = [];
+
   constructor(private readonly tenantDb: TenantDb) {}
 
   private get products() {
@@ -142,7 +145,10 @@ export class Catalog {
       if (missing.length) throw validationError(missing);
     }
     const bomErrors = await this.billOfMaterialsErrors(product);
-    if (bomErrors.length) throw validationError(bomErrors);
+    if (bomErrors.length) {
+      await this.releaseHolds(); // refused: nothing will be stored
+      throw validationError(bomErrors);
+    }
     return product;
   }
 
@@ -174,14 +180,22 @@ export class Catalog {
       ]),
     ];
     const records = await stockRecordsBySku(this.tenantDb, wanted);
-    const unitsBySku = new Map(wanted.map((sku) => [sku, records.get(sku) ? unitsOf(records.get(sku)!) : null]));
+    // held against a delete while this write goes on; one being deleted is not there to name
+    const hold = await holdNamed(this.tenantDb, [...records.values()]);
+    this.holds.push(hold.release);
+    const deleting = new Set(hold.deleting);
+    const unitsBySku = new Map(
+      wanted.map((sku) => [sku, records.get(sku) && !deleting.has(sku) ? unitsOf(records.get(sku)!) : null]),
+    );
     const own = new Map(skusOf(product).map((s) => [s.sku.toUpperCase(), s.kind]));
     const unknown = (sku: string) =>
       own.get(sku) === 'product'
         ? `is this product's own SKU (${sku}): a component must be a material or supply of the tenant`
         : own.get(sku) === 'variant'
           ? `is the SKU of this product's variant ${sku}: a component must be a material or supply of the tenant`
-          : `references no material or supply of the tenant (${sku})`;
+          : deleting.has(sku)
+            ? `references ${sku}, which is being deleted`
+            : `references no material or supply of the tenant (${sku})`;
     const errs: FieldError[] = [];
     const firstAt = new Map<string, number>();
     bom.components.forEach((c, i) => {
@@ -237,14 +251,27 @@ export class Catalog {
    * request that died finds the product it made (insert answers it).
    */
   async create(input: ProductInput, _id = new ObjectId()): Promise<ProductDoc> {
-    const product = await this.prepareInput(input);
-    const id = _id.toHexString();
-    return recordAround(
-      this.tenantDb,
-      productChange('product.created', id, 1),
-      () => this.insert(product, _id),
-      productEvent,
-    );
+    try {
+      const product = await this.prepareInput(input);
+      const id = _id.toHexString();
+      return await recordAround(
+        this.tenantDb,
+        productChange('product.created', id, 1),
+        () => this.insert(product, _id),
+        productEvent,
+      );
+    } finally {
+      await this.releaseHolds();
+    }
+  }
+
+  /**
+   * Lets go of the materials and supplies this catalog's preparations held against a delete
+   * (holdNamed): called once a single write has landed or failed. A bulk write's holds expire.
+   */
+  async releaseHolds(): Promise<void> {
+    const holds = this.holds.splice(0);
+    await Promise.all(holds.map((release) => release()));
   }
 
   /**
@@ -362,6 +389,8 @@ export class Catalog {
     } catch (err) {
       if (isDuplicateKeyError(err)) throw concurrentChange(id);
       throw err;
+    } finally {
+      await this.releaseHolds();
     }
   }
 
