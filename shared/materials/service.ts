@@ -1,7 +1,15 @@
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { slicePage } from '../paging';
-import { KIND_LABEL, materialStock, type StockAlert, type StockDoc, type StockKind } from './collections';
+import {
+  KIND_LABEL,
+  materialStock,
+  type JournalEntry,
+  type StockAlert,
+  type StockDoc,
+  type StockKind,
+} from './collections';
+import { Locations } from '../locations/locations';
 import { pageOf, presentAlert, presentLocation, presentMovement, presentRecord, presentTotal } from './present';
 import { isMaterial, type ListQuery, type StockRecord } from './records';
 import { StockStore, type Actor, type ReceiptRequest, type TransferRequest } from './stock';
@@ -15,6 +23,9 @@ function presentAt(doc: StockDoc | null, record: StockRecord, locationId: string
     });
   return presentLocation(doc, loc, record);
 }
+
+/** How long a receipt waits for a delete of its location to decide. */
+const DELETE_DECIDES_MS = 5_000;
 
 /** The use cases of the materials and supplies routes, answered as the REST surface shows them. */
 export class StockService {
@@ -71,6 +82,37 @@ export class StockService {
     return { success: true, message: `${KIND_LABEL[this.kind]} ${record.sku} deleted` };
   }
 
+  /**
+   * Stock that arrived at a location a delete removed before this write was seen (the delete
+   * looked for stock there before it landed) is taken back out, newest lots first (the ones it
+   * brought), under ids derived from the movement, so once (a retry replays it), and the request
+   * is 404. A delete still deciding is waited for (it decides in milliseconds): refused, it leaves
+   * the stock where it came; one that does not decide is taken as gone (409, retry).
+   */
+  private async keepOffDeleted(movement: JournalEntry, locationId: string, actor: string): Promise<void> {
+    const locations = new Locations(this.tenantDb);
+    let standing = await locations.standing(locationId);
+    for (const until = Date.now() + DELETE_DECIDES_MS; standing === 'deleting' && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 50));
+      standing = await locations.standing(locationId);
+    }
+    if (standing === 'ok') return;
+    await this.store.consume(movement.sku, {
+      actor,
+      movementId: `${movement.movementId}-undo`,
+      returnId: `${movement.movementId}-undo-return`,
+      consumption: {
+        id: `location-deleted:${movement.movementId}`,
+        reference: { type: 'location-deleted', id: locationId },
+      },
+      locationId,
+      minor: movement.quantityMinor,
+      method: 'lifo',
+    });
+    if (standing === 'gone') throw new AppError(404, 'not-found', `No location ${locationId}`, { field: 'locationId' });
+    throw new AppError(409, 'conflict', `Location ${locationId} is being deleted; retry`, { field: 'locationId' });
+  }
+
   async total(sku: string) {
     const record = await this.records.get(sku);
     return presentTotal(await this.store.stockOf(record.sku), record);
@@ -88,6 +130,7 @@ export class StockService {
    */
   async receive(sku: string, req: ReceiptRequest) {
     const { doc, record, movement, replayed } = await this.store.receive(sku, req);
+    await this.keepOffDeleted(movement, movement.locationId, req.actor);
     // a replay answers where the first request received (its key may come back with another location)
     return {
       ...presentAt(doc, record, movement.locationId),
@@ -99,6 +142,7 @@ export class StockService {
 
   async transfer(req: TransferRequest) {
     const { movement, replayed } = await this.store.transfer(req);
+    await this.keepOffDeleted(movement, movement.toLocationId!, req.actor);
     return {
       success: true,
       message: `Moved ${movement.quantity} ${movement.unit} of ${movement.sku} from ${movement.locationId} to ${movement.toLocationId}`,
