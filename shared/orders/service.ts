@@ -86,6 +86,20 @@ function adjustedPrice(base: number, result: SelectionResult): number {
   return Number(baseMillionths + BigInt(cents(result.totalPriceAdjustment)) * 10_000n - fraction) / 1e6;
 }
 
+/**
+ * The tax on taxable cents at a rate, rounded once, half up, exactly: the rate as written (7.25 %
+ * is 0.0725, not the double nearest it), so 30.00 at 7.25 % is 2.18 (2.175), not 2.17.
+ */
+function taxOf(taxableCents: number, rate: number): number {
+  const [digits, exp] = rate.toExponential().split('e');
+  const [int, frac = ''] = digits.replace('-', '').split('.');
+  const scale = frac.length - Number(exp); // rate = int.frac × 10^exp = (int frac) / 10^scale
+  const numerator = BigInt(taxableCents) * BigInt(int + frac);
+  if (scale <= 0) return Number(numerator * 10n ** BigInt(-scale));
+  const denominator = 10n ** BigInt(scale);
+  return Number((numerator * 2n + denominator) / (2n * denominator));
+}
+
 function event(
   type: OrderEvent['type'],
   actor: string,
@@ -205,8 +219,9 @@ export class Orders {
     if (currencies.size > 1)
       throw orderErrors.invalid(`items are priced in more than one currency (${[...currencies].join(', ')})`);
     const subtotalCents = items.reduce((sum, i) => sum + cents(i.lineTotal), 0);
-    const taxCents = Math.round(
-      items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0) * taxRate,
+    const taxCents = taxOf(
+      items.filter((i) => i.taxable).reduce((sum, i) => sum + cents(i.lineTotal), 0),
+      taxRate,
     );
     if (!Number.isSafeInteger(subtotalCents + taxCents))
       throw orderErrors.invalid('the order total is too large to count exactly in cents');
@@ -527,6 +542,12 @@ export class Orders {
           ...(current.redaction ? { 'redaction.at': current.redaction.at } : { redaction: { $exists: false } }),
         }
       : {};
+    // the other fields it changes must still hold what they held when read: the change (and its
+    // event) was decided on them, so a concurrent identical request records no second one
+    const read = current as unknown as Record<string, unknown>;
+    for (const field of [...Object.keys(set), ...Object.keys(unset)])
+      if (!field.includes('.'))
+        (unchanged as Record<string, unknown>)[field] = field in read ? read[field] : { $exists: false };
     const doc = await this.orders.findOneAndUpdate(
       { _id: current._id, ...unchanged } as Filter<OrderDoc>,
       {
@@ -536,9 +557,9 @@ export class Orders {
       } as never,
       { returnDocument: 'after' },
     );
-    if (!doc && personal) throw new StateMoved();
-    if (!doc) throw orderErrors.notFound(current._id.toHexString());
-    return doc;
+    if (doc) return doc;
+    if (await this.orders.findOne({ _id: current._id }, { projection: { _id: 1 } })) throw new StateMoved();
+    throw orderErrors.notFound(current._id.toHexString());
   }
 
   /**
@@ -593,9 +614,19 @@ export class Orders {
     };
     const comments = this.tenantDb.collection(orderComments);
     const retried = () => comments.findOne({ orderId: doc.orderId, idempotencyKey: doc.idempotencyKey });
-    // a retried request: the comment is already there once, and was announced then
+    // a retried request: the comment is already there once, and was announced then; another
+    // comment under the key is not its retry
+    const sameRequest = (c: OrderComment) => {
+      if (c.comment !== comment)
+        throw new AppError(
+          409,
+          'idempotency-key-reused',
+          'This Idempotency-Key was used for another comment on this order: send a new key for a new comment',
+        );
+      return c;
+    };
     const before = idempotencyKey ? await retried() : null;
-    if (before) return before;
+    if (before) return sameRequest(before);
     const commentId = doc._id.toHexString();
     try {
       return await recordAround(
@@ -616,7 +647,7 @@ export class Orders {
       // a concurrent retry of the request inserted it first
       const existing = await retried();
       if (!existing) throw err;
-      return existing;
+      return sameRequest(existing);
     }
   }
 
