@@ -360,10 +360,21 @@ export class OrderStock {
   /** Records on the order that its stock went back (once per run). */
   async recordReturned(orderId: string, runId: string, effects: OrderStockEffects): Promise<void> {
     const _id = parseOrderId(orderId);
+    // the materials returned are those the accept took: its own event lists them
+    const order = await this.orders.findOne({ _id: _id! } as never, { projection: { audit: 1 } });
+    const taken = (order?.audit ?? [])
+      .filter(
+        (e) =>
+          e.type === 'stock_changed' &&
+          e.details.effect === 'taken' &&
+          e.details.consumptionId === effects.consumptionId,
+      )
+      .pop();
     const ev = this.event(`${runId}:stock-returned`, 'stock_changed', {
       effect: 'returned',
       locationId: effects.locationId,
       sales: effects.sales.map((s) => ({ sku: s.sku, quantity: s.quantity, reason: 'return' })),
+      materials: effects.consumptionId ? ((taken?.details.materials as unknown[] | undefined) ?? []) : [],
       consumptionId: effects.consumptionId,
     });
     await this.orders.updateOne({ _id: _id!, 'audit.id': { $ne: ev.id } } as never, { $push: { audit: ev } } as never);
