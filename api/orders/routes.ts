@@ -193,7 +193,9 @@ const reasonBody = (required: boolean): JsonSchema => ({
   type: 'object',
   additionalProperties: false,
   ...(required ? { required: ['reason'] } : {}),
-  properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+  properties: {
+    reason: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'must not be blank' },
+  },
 });
 
 const namedMoveRoutes: RouteSpec[] = (Object.keys(NAMED_MOVES) as NamedMove[]).map((move) => {
@@ -398,7 +400,7 @@ export const orderRoutes = defineRoutes([
       required: ['status'],
       properties: {
         status: { type: 'string', enum: ORDER_STATES },
-        reason: { type: 'string', minLength: 1, maxLength: 1000 },
+        reason: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'must not be blank' },
       },
     },
     responses: moveResponses,
@@ -419,7 +421,7 @@ export const orderRoutes = defineRoutes([
       required: ['to'],
       properties: {
         to: { type: 'string', enum: ORDER_STATES },
-        reason: { type: 'string', minLength: 1, maxLength: 1000 },
+        reason: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S', description: 'must not be blank' },
       },
     },
     responses: moveResponses,
