@@ -9,6 +9,7 @@ import { pageWindow, type PageRequest } from '../paging';
 import { Locations } from '../locations/locations';
 import { assertManualEdit } from './handlers';
 import { knownSku } from './skus';
+import { keepOffDeleted } from './off-deleted';
 import { Ledger } from './ledger';
 import { lotCosts, recordLotCost } from './lots';
 import { recordAround, recordEvent, type EventData } from '../webhooks/events';
@@ -365,6 +366,8 @@ export class Adjustments {
     } = doc.reference?.type === 'count'
       ? await ledger.shift({ ...movement, by: doc.difference, observedAt: doc.countedAt })
       : await ledger.set({ ...movement, target: doc.newQuantity });
+    // stock added at a location deleted meanwhile is taken back, and the approval refused
+    if (made) await keepOffDeleted(this.tenantDb, made, movement.actor);
     const set = {
       applied: true,
       applyingUntil: null,

@@ -7,6 +7,7 @@ import { Catalog } from '../products/catalog';
 import { stockLevels, type StockLevel } from './collections';
 import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
+import { keepOffDeleted } from './off-deleted';
 import { knownSku } from './skus';
 import { reused } from '../idempotency/keys';
 
@@ -136,32 +137,8 @@ export class Stock {
       actor: this.actor,
       idempotencyKey: key,
     });
-    if (movement && movement.delta > 0) await this.keepOffDeleted(movement);
+    if (movement) await keepOffDeleted(this.tenantDb, movement, this.actor);
     return { sku, locationId, onHand, movementId: movement?.idempotencyKey ?? null };
-  }
-
-  /**
-   * Stock that arrived at a location a delete had marked (or removed) before this write was seen:
-   * taken back out (keyed by the movement, so once), and the request refused: 404 when the
-   * location is gone, 409 while its delete is still deciding (a retry then succeeds or 404s).
-   */
-  private async keepOffDeleted(movement: { sku: string; locationId: string; delta: number; idempotencyKey: string }) {
-    const standing = await new Locations(this.tenantDb).standing(movement.locationId);
-    if (standing === 'ok') return;
-    await new Ledger(this.tenantDb).apply({
-      sku: movement.sku,
-      locationId: movement.locationId,
-      delta: -movement.delta,
-      reason: 'correction',
-      reference: { type: 'location-deleted', id: movement.locationId },
-      actor: this.actor,
-      idempotencyKey: `undo:${movement.idempotencyKey}`,
-    });
-    if (standing === 'gone')
-      throw new AppError(404, 'not-found/location', `No location ${movement.locationId}`, { field: 'locationId' });
-    throw new AppError(409, 'conflict', `Location ${movement.locationId} is being deleted; retry`, {
-      field: 'locationId',
-    });
   }
 
   /**
