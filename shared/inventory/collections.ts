@@ -41,6 +41,8 @@ export interface StockMovement {
   expect?: number;
   balanceAfter: number | null;
   createdAt: Date;
+  /** The key of the movement that took this one back (it landed at a location being deleted). */
+  undoneBy?: string;
 }
 
 export const stockLevels = defineCollection<StockLevel>({

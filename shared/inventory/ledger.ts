@@ -100,7 +100,9 @@ export class Ledger {
     input: Omit<MovementInput, 'delta'> & { target: number },
   ): Promise<{ movement: StockMovement | null; onHand: number; supersededBy?: string }> {
     if (!Number.isFinite(input.target) || input.target < 0) throw negativeStock();
-    return this.settle(input, () => input.target);
+    // a set that confirms the balance is recorded too (a movement of 0): its key is bound to it,
+    // and a count that saw the shelf before it yields to it
+    return this.settle(input, () => input.target, undefined, true);
   }
 
   /**
@@ -149,6 +151,7 @@ export class Ledger {
     input: Omit<MovementInput, 'delta'>,
     targetOf: (current: number) => number,
     superseded?: () => Promise<string | null>,
+    recordNoop = false,
   ): Promise<{ movement: StockMovement | null; onHand: number; supersededBy?: string }> {
     const key = input.idempotencyKey;
     if (key) {
@@ -162,11 +165,16 @@ export class Ledger {
       const by = superseded && (await superseded());
       if (by) return { movement: null, onHand: current, supersededBy: by };
       const target = targetOf(current);
-      if (current === target) return { movement: null, onHand: current };
+      if (current === target && !recordNoop) return { movement: null, onHand: current };
       const result = await this.tryApply({ ...input, delta: target - current }, current);
       if (result !== 'stale') return { movement: result, onHand: result.balanceAfter ?? target };
     }
     throw new AppError(409, 'conflict', `The stock of ${input.sku} at ${input.locationId} keeps changing; retry`);
+  }
+
+  /** Marks the movement under `key` as taken back by the movement under `by` (it is then no receipt). */
+  async markUndone(key: string, by: string): Promise<void> {
+    await this.movements.updateOne({ _id: this.movementId(key) }, { $set: { undoneBy: by } });
   }
 
   /** The movement recorded under an idempotency key, if any. */
@@ -218,6 +226,22 @@ export class Ledger {
     // zero), or by a sale allowed to go below zero
     const upsert = (delta > 0 || input.allowNegative === true) && (expect === undefined || expect === 0);
     let after: StockLevel | null = null;
+    if (delta === 0) {
+      // a set that confirms the balance: recorded, nothing to write to the balance, which must
+      // still be what the set was planned on
+      const level = await this.level(movement.sku, movement.locationId);
+      if (movement.expect !== undefined && (level?.onHand ?? 0) !== movement.expect) {
+        if (!input.idempotencyKey) await this.movements.deleteOne({ _id, status: 'pending' });
+        return 'stale';
+      }
+      await this.markApplied(_id, level?.onHand ?? 0);
+      return {
+        ...movement,
+        status: 'applied',
+        balanceAfter: level?.onHand ?? 0,
+        tenantId: this.tenantDb.tenantId,
+      } as StockMovement;
+    }
     try {
       after = await this.levels.findOneAndUpdate(
         { _id: lid, recent: { $nin: this.namesOf(movement.idempotencyKey) }, ...guard },

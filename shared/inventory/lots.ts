@@ -277,6 +277,8 @@ export class Lots {
       status: 'applied' as const,
       delta: { $gt: 0 },
       reason: { $ne: 'transfer_reversal' },
+      // a receipt taken back (it landed at a location being deleted) is none
+      undoneBy: { $exists: false },
       ...(f.sku ? { sku: f.sku } : {}),
       ...(f.locationId?.trim() ? { locationId: f.locationId.trim() } : {}),
     };
@@ -293,7 +295,7 @@ export class Lots {
 
   async get(lotNumber: string): Promise<Lot> {
     const m = await this.movements.findOne({ _id: `${this.tenantDb.tenantId}:${lotNumber}` });
-    if (!m || m.status !== 'applied' || !(m.delta > 0) || m.reason === 'transfer_reversal')
+    if (!m || m.status !== 'applied' || !(m.delta > 0) || m.reason === 'transfer_reversal' || m.undoneBy)
       throw lotNotFound(lotNumber);
     return (await this.present([m]))[0];
   }

@@ -26,7 +26,8 @@ export async function keepOffDeleted(
     standing = await locations.standing(movement.locationId);
   }
   if (standing === 'ok') return;
-  await new Ledger(tenantDb).apply({
+  const ledger = new Ledger(tenantDb);
+  await ledger.apply({
     sku: movement.sku,
     locationId: movement.locationId,
     delta: -movement.delta,
@@ -35,6 +36,8 @@ export async function keepOffDeleted(
     actor,
     idempotencyKey: `undo:${movement.idempotencyKey}`,
   });
+  // a receipt taken back is no lot, and weighs nothing in a valuation
+  await ledger.markUndone(movement.idempotencyKey, `undo:${movement.idempotencyKey}`);
   if (standing === 'gone')
     throw new AppError(404, 'not-found/location', `No location ${movement.locationId}`, { field: 'locationId' });
   throw new AppError(409, 'conflict', `Location ${movement.locationId} is being deleted; retry`, {
