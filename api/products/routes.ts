@@ -279,7 +279,10 @@ export const productRoutes = defineRoutes([
     auth: { scopes: ['products:delete'] },
     responses: {
       200: { description: '`{success, id, sku}`' },
-      400: { description: 'validation-error: a bundle names the product or one of its variants (details.usedBy)' },
+      400: {
+        description:
+          'validation-error: a bundle names the product or one of its variants (details.usedBy), or its SKUs still hold stock (details.reason has-stock, details.stock)',
+      },
       404: { description: 'not-found' },
       409: { description: 'conflict: the product changed while it was deleted' },
     },

@@ -6,6 +6,7 @@ import { claimId, productSkus, products, type SkuClaim, type SkuKind } from './c
 import { materials, supplies } from '../materials/collections';
 import { findUnit, unitCodes } from '../materials/quantity';
 import { holdNamed, stockRecordsBySku, unitsOf } from '../materials/lookup';
+import { stockLevels } from '../inventory/collections';
 import { normalizeProduct, skusOf } from './normalize';
 import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
@@ -489,6 +490,35 @@ export class Catalog {
    * write) would be left with a component no write of that bundle could keep, or, once the SKU is
    * taken again, with another product in it: 400 validation-error naming the bundles.
    */
+  /**
+   * A product whose SKUs (its own, its variants') hold stock somewhere is not deleted: the stock
+   * would stay with no SKU any inventory write could name, so it could never be cleared, nor its
+   * location deleted, and a product given the SKU later would inherit it. 400 validation-error
+   * naming where it is (`details.reason` has-stock), as for a material.
+   */
+  private async refuseIfStocked(current: ProductDoc): Promise<void> {
+    const held = await this.tenantDb
+      .collection(stockLevels)
+      .find({ sku: { $in: skusOf(current).map((s) => s.sku) }, onHand: { $ne: 0 } } as never, {
+        projection: { sku: 1, locationId: 1, onHand: 1 },
+        limit: 10,
+      })
+      .toArray();
+    if (!held.length) return;
+    throw new AppError(
+      400,
+      'validation-error',
+      `Product ${current.sku} still has stock (${held.map((l) => `${l.sku}: ${l.onHand} at ${l.locationId}`).join(', ')}); set it to zero first (PUT /inventory/location/{locationId}/product/{sku})`,
+      {
+        field: 'id',
+        details: {
+          reason: 'has-stock',
+          stock: held.map((l) => ({ sku: l.sku, locationId: l.locationId, onHand: l.onHand })),
+        },
+      },
+    );
+  }
+
   private async refuseIfBundled(current: ProductDoc, skus: string[], field: string): Promise<void> {
     if (!skus.length) return;
     const bundles = await this.products
@@ -519,6 +549,7 @@ export class Catalog {
       skusOf(current).map((s) => s.sku),
       'id',
     );
+    await this.refuseIfStocked(current);
     const sequence = current.version + 1;
     let deleted: ProductDoc;
     try {
