@@ -274,7 +274,7 @@ export class Adjustments {
   async list(q: AdjustmentQuery): Promise<{ adjustments: AdjustmentDoc[]; totalCount: number }> {
     const filter = {
       ...(q.status ? { status: q.status } : {}),
-      ...(q.sku ? { sku: q.sku.trim().toUpperCase() } : {}),
+      ...(q.sku?.trim() ? { sku: q.sku.trim().toUpperCase() } : {}),
       ...(q.locationId?.trim() ? { locationId: q.locationId.trim() } : {}),
     };
     const [docs, totalCount] = await Promise.all([

@@ -97,6 +97,8 @@ export class Reports {
 
   /** `{totalSkus, totalUnits, locations, lowStock, outOfStock}` over the whole tenant. */
   async stats() {
+    // the system location is made on first use: counted as the locations list counts it
+    await new Locations(this.tenantDb).systemRaw();
     const [levels, locationCount] = await Promise.all([
       this.levels(null),
       this.tenantDb.collection(locations).countDocuments({}),
