@@ -43,7 +43,8 @@ test('a publication terminated by an operator after suggesting categories: its j
     await api.post('/channels', {
       name: `Terminated ${P}`,
       type: 'mercadolibre',
-      settings: { endpointUrl: server.url },
+      // a send held past the checks below: it must not time out and write its outcome meanwhile
+      settings: { endpointUrl: server.url, timeoutMs: 120_000 },
       secret: SECRET,
     })
   ).body.id as string;
@@ -62,7 +63,7 @@ test('a publication terminated by an operator after suggesting categories: its j
   }
   server.hold(); // the sends hang: the channel is stuck, the predictor still answers
   let jobId: string;
-  try {
+  {
     const res = await api.post('/products/export', {
       channelId: ch,
       mode: 'selected',
@@ -75,9 +76,10 @@ test('a publication terminated by an operator after suggesting categories: its j
     });
     const job = await new TenantDb(deps.db, tenantId).collection(jobs).findOne({ _id: jobId });
     await deps.temporal.workflow.getHandle(job!.workflowId).terminate('operator: channel stuck');
-  } finally {
-    server.release();
   }
+  // (the held send stays held until afterAll: released now, the terminated workflow's activity,
+  // still running on the worker, would write its binding and change the products after the
+  // operation, which a rollback then rightly refuses)
   // the job is recorded failed when next read
   await waitFor('job settled', async () => isFinished((await api.get(`/products/export/${jobId}`)).body.status), {
     timeoutMs: 30_000,
