@@ -116,7 +116,8 @@ export function filtersFrom(q: Record<string, unknown>): ProductFilters {
  * in the product's `search` field (search.ts), so a token is one regular expression on that field.
  */
 export function searchClause(q: string): { clause: Filter<ProductDoc>; strategy: string } {
-  const tokens = q.trim().split(/\s+/).filter(Boolean).slice(0, 10);
+  // every word: q holds at most 200 characters, so at most 100 words
+  const tokens = [...new Set(q.trim().split(/\s+/).filter(Boolean))];
   const one = (token: string): Filter<ProductDoc> => ({ search: new RegExp(escapeRegex(token.toLowerCase())) });
   if (tokens.length <= 1) return { clause: one(tokens[0] ?? ''), strategy: 'regex' };
   return { clause: { $and: tokens.map(one) } as Filter<ProductDoc>, strategy: 'tokens' };
