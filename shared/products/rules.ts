@@ -158,8 +158,24 @@ export function validateProductInput(body: unknown): ProductInput {
  * keep, then the rules between fields (crossFieldErrors).
  */
 export function productRuleErrors(input: ProductInput): FieldError[] {
-  const unstorable = storabilityErrors(input);
+  const unstorable = [...storabilityErrors(input), ...skuLengthErrors(input)];
   return unstorable.length ? unstorable : crossFieldErrors(input);
+}
+
+/** The longest SKU, as stored (upper-cased). */
+const MAX_SKU = 100;
+
+/**
+ * A SKU is stored upper-cased, and some letters grow so (ß is SS): one that would be longer than
+ * a SKU may be is refused as sent, or the product could never be written back from its own read.
+ */
+function skuLengthErrors(input: ProductInput): FieldError[] {
+  const long = (sku: unknown) => typeof sku === 'string' && sku.trim().toUpperCase().length > MAX_SKU;
+  const message = `must not be longer than ${MAX_SKU} characters once upper-cased (as it is stored)`;
+  return [
+    ...(long(input.sku) ? [{ field: 'sku', message }] : []),
+    ...(input.variants ?? []).flatMap((v, i) => (long(v.sku) ? [{ field: `variants.${i}.sku`, message }] : [])),
+  ];
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
