@@ -35,11 +35,6 @@ export interface StageResult {
 }
 
 /**
- * The async import's activities. Every one is safe to run again: staging replaces the job's
- * staged chunks, a chunk re-plans against the current catalog (its earlier writes then read as
- * unchanged and are counted as what the operation recorded), errors are keyed by row.
- */
-/**
  * A dry pass plans each chunk alone: a SKU the file gives to two products in different chunks is
  * found by claiming every planned SKU for the job. The product that claims a SKU another product
  * of the file holds is a failed row (a retried chunk finds its own claims and keeps them).
@@ -78,6 +73,11 @@ async function claimFileSkus(tenantDb: TenantDb, jobId: string, from: number, pl
   });
 }
 
+/**
+ * The async import's activities. Every one is safe to run again: staging replaces the job's
+ * staged chunks, a chunk re-plans against the current catalog (its earlier writes then read as
+ * unchanged and are counted as what the operation recorded), errors are keyed by row.
+ */
 export function importActivities({ db, s3, config, log }: ActivityDeps) {
   const bucket = config.s3.bucket;
   return {

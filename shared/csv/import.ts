@@ -8,6 +8,7 @@ import { Catalog } from '../products/catalog';
 import { presentProduct } from '../products/present';
 import type { ProductDoc, ProductInput } from '../products/types';
 import type { ParsedProduct } from './layout';
+import { getPath, isObj, setPath } from './paths';
 import { applyChanges } from '../edits/apply';
 import { patchBetween, type Patch } from '../edits/plan';
 import { contentOf } from '../products/content';
@@ -52,22 +53,6 @@ export type Plan =
  * media by src, so a re-import does not churn ids.
  */
 type Obj = Record<string, any>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function getPath(obj: Obj, keys: string[]): unknown {
-  let o: any = obj;
-  for (const k of keys) {
-    if (!isObj(o)) return undefined;
-    o = o[k];
-  }
-  return o;
-}
-
-function setPath(obj: Obj, keys: string[], value: unknown): void {
-  let o = obj;
-  for (const k of keys.slice(0, -1)) o = isObj(o[k]) ? o[k] : (o[k] = {});
-  o[keys[keys.length - 1]] = value;
-}
 
 /**
  * `stored` with the parts of `sent` at `paths` that it holds (a part the rows leave empty is not

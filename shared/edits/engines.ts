@@ -10,8 +10,7 @@ import { contentOf } from '../products/content';
 import type { Planner, Proposal } from './plan';
 import type { AiSpec } from './runs';
 
-/** What a flow's conditions may read besides the content: the server's fields (never written: flowErrors refuses them). */
-/** The server's fields a rule reads (shared/flows/fields.ts SERVER_FIELDS), never written back. */
+/** What a flow's conditions may read besides the content: the server's fields (flows/fields.ts SERVER_FIELDS; never written: flowErrors refuses them). */
 const SERVER_VIEW = ['_id', 'id', 'tenantId', 'version', 'createdAt', 'updatedAt'];
 
 /** A rule flow's planner: the rules run over the product's content, pure and the same every time. */

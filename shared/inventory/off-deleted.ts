@@ -3,9 +3,6 @@ import { AppError } from '../errors/catalog';
 import { Locations } from '../locations/locations';
 import { Ledger } from './ledger';
 
-/** How long a write waits for a delete of its location to decide: a delete decides in milliseconds. */
-const DELETE_DECIDES_MS = 5_000;
-
 /**
  * Stock a write added at a location is read against the location after the write (a delete marks
  * the location before it looks for stock): a delete still deciding is waited for, and refused,
@@ -19,12 +16,7 @@ export async function keepOffDeleted(
   actor: string,
 ): Promise<void> {
   if (movement.delta <= 0) return;
-  const locations = new Locations(tenantDb);
-  let standing = await locations.standing(movement.locationId);
-  for (const until = Date.now() + DELETE_DECIDES_MS; standing === 'deleting' && Date.now() < until;) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    standing = await locations.standing(movement.locationId);
-  }
+  const standing = await new Locations(tenantDb).decidedStanding(movement.locationId);
   if (standing === 'ok') return;
   const ledger = new Ledger(tenantDb);
   await ledger.apply({

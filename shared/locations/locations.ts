@@ -125,6 +125,20 @@ export class Locations {
     return !doc ? 'gone' : doc.deletingAt ? 'deleting' : 'ok';
   }
 
+  /**
+   * `standing`, once a delete under way has decided (it decides in milliseconds): what a writer
+   * that added stock reads after its write. Still 'deleting' only when the delete did not decide
+   * within `waitMs`.
+   */
+  async decidedStanding(id: string, waitMs = 5_000): Promise<'ok' | 'gone' | 'deleting'> {
+    let standing = await this.standing(id);
+    for (const until = Date.now() + waitMs; standing === 'deleting' && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      standing = await this.standing(id);
+    }
+    return standing;
+  }
+
   /** The location, or 404 `not-found/location`. */
   async require(id: string): Promise<LocationDoc> {
     const found = await this.get(id);

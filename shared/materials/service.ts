@@ -24,9 +24,6 @@ function presentAt(doc: StockDoc | null, record: StockRecord, locationId: string
   return presentLocation(doc, loc, record);
 }
 
-/** How long a receipt waits for a delete of its location to decide. */
-const DELETE_DECIDES_MS = 5_000;
-
 /** The use cases of the materials and supplies routes, answered as the REST surface shows them. */
 export class StockService {
   private readonly store: StockStore;
@@ -90,12 +87,7 @@ export class StockService {
    * the stock where it came; one that does not decide is taken as gone (409, retry).
    */
   private async keepOffDeleted(movement: JournalEntry, locationId: string, actor: string): Promise<void> {
-    const locations = new Locations(this.tenantDb);
-    let standing = await locations.standing(locationId);
-    for (const until = Date.now() + DELETE_DECIDES_MS; standing === 'deleting' && Date.now() < until;) {
-      await new Promise((r) => setTimeout(r, 50));
-      standing = await locations.standing(locationId);
-    }
+    const standing = await new Locations(this.tenantDb).decidedStanding(locationId);
     if (standing === 'ok') return;
     await this.store.consume(movement.sku, {
       actor,

@@ -576,9 +576,8 @@ export function evaluateAlerts(
   movementId: string,
   now: Date,
 ): void {
-  for (const locationId of new Set(doc.locations.map((l) => l.locationId))) {
-    const loc = locationOf(doc, locationId);
-    if (!loc) continue;
+  for (const loc of doc.locations) {
+    const { locationId } = loc;
     const available = fromMinor(availableMinor(loc, now), facts.precision);
     const open = doc.alerts.find((a) => a.locationId === locationId && a.status === 'open');
     const low = facts.stockAlerts.alertEnabled && available <= loc.reorderPoint;

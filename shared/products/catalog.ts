@@ -486,11 +486,6 @@ export class Catalog {
   }
 
   /**
-   * A bundle naming one of `skus` (the product's own or a variant's, given up by a delete or a
-   * write) would be left with a component no write of that bundle could keep, or, once the SKU is
-   * taken again, with another product in it: 400 validation-error naming the bundles.
-   */
-  /**
    * A product whose SKUs (its own, its variants') hold stock somewhere is not deleted: the stock
    * would stay with no SKU any inventory write could name, so it could never be cleared, nor its
    * location deleted, and a product given the SKU later would inherit it. 400 validation-error
@@ -519,6 +514,11 @@ export class Catalog {
     );
   }
 
+  /**
+   * A bundle naming one of `skus` (the product's own or a variant's, given up by a delete or a
+   * write) would be left with a component no write of that bundle could keep, or, once the SKU is
+   * taken again, with another product in it: 400 validation-error naming the bundles.
+   */
   private async refuseIfBundled(current: ProductDoc, skus: string[], field: string): Promise<void> {
     if (!skus.length) return;
     const bundles = await this.products

@@ -1,6 +1,6 @@
 import { AppError, type FieldError } from '../errors/catalog';
 import { compile, inputFailures, summarize, type KeywordFailure } from '../validation';
-import { productInputSchema, STATUSES } from './schema';
+import { productInputSchema, sku as skuSchema, STATUSES } from './schema';
 import type { ProductInput } from './types';
 
 /**
@@ -162,8 +162,8 @@ export function productRuleErrors(input: ProductInput): FieldError[] {
   return unstorable.length ? unstorable : crossFieldErrors(input);
 }
 
-/** The longest SKU, as stored (upper-cased). */
-const MAX_SKU = 100;
+/** The longest SKU, as stored (upper-cased): the schema's bound. */
+const MAX_SKU = skuSchema.maxLength as number;
 
 /**
  * A SKU is stored upper-cased, and some letters grow so (ß is SS): one that would be longer than

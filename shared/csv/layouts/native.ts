@@ -1,5 +1,6 @@
 import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
 import { nestsDeeperThan } from '../../flows/value-fit';
+import { getPath, setPath } from '../paths';
 
 /** How deep a JSON cell may nest: as deep as a request body (api/route.ts MAX_BODY_DEPTH). */
 const MAX_CELL_DEPTH = 64;
@@ -100,21 +101,6 @@ const columnsOf = (prefix: string, defs: [string, Kind][]): Column[] =>
 
 const productColumns = columnsOf('', PRODUCT);
 const variantColumns = columnsOf('variant.', VARIANT);
-
-function getPath(obj: Record<string, any>, keys: string[]): unknown {
-  let o: any = obj;
-  for (const k of keys) {
-    if (o == null) return undefined;
-    o = o[k];
-  }
-  return o;
-}
-
-function setPath(obj: Record<string, any>, keys: string[], value: unknown): void {
-  let o = obj;
-  for (const k of keys.slice(0, -1)) o = o[k] ??= {};
-  o[keys[keys.length - 1]] = value;
-}
 
 function encode(value: unknown, kind: Kind): string {
   if (value === undefined || value === null) return '';
