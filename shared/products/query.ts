@@ -61,12 +61,15 @@ const MAX_COMMA_LIST_LENGTH = 2000;
 /** A list filter as a query string carries it: its values comma-separated, at most MAX_FILTER_VALUES of them. */
 function commaForm(list: JsonSchema): JsonSchema {
   const items = list.items as JsonSchema;
-  const one = Array.isArray(items.enum) ? `(${(items.enum as string[]).map(escapeRegex).join('|')})` : '[^,]*';
+  // free text: a backslash takes the next character as it is, so `\,` is a comma inside a value
+  const one = Array.isArray(items.enum)
+    ? `(${(items.enum as string[]).map(escapeRegex).join('|')})`
+    : '([^,\\\\]|\\\\[\\s\\S])*';
   return {
     type: 'string',
     maxLength: MAX_COMMA_LIST_LENGTH,
     pattern: `^${one}(,${one}){0,${MAX_FILTER_VALUES - 1}}$`,
-    description: `comma-separated (at most ${MAX_FILTER_VALUES})${list.description ? `: ${String(list.description)}` : ''}`,
+    description: `comma-separated (at most ${MAX_FILTER_VALUES}; \\, is a comma in a value, \\\\ a backslash)${list.description ? `: ${String(list.description)}` : ''}`,
   };
 }
 
@@ -86,14 +89,33 @@ export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** A comma-separated query value as a list (`brands=Acme,Globex`). */
+/**
+ * A comma-separated query value as a list (`brands=Acme,Globex`). A brand or a tag is free text and
+ * may hold a comma, so a backslash takes the next character as it is: `brands=Smith\, Sons` is one
+ * brand, `\\` one backslash.
+ */
 export function commaList(value: unknown): string[] | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const parts = (Array.isArray(value) ? value : [value])
-    .flatMap((v) => String(v).split(','))
+    .flatMap((v) => splitUnescaped(String(v)))
     .map((s) => s.trim())
     .filter(Boolean);
   return parts.length ? parts : undefined;
+}
+
+function splitUnescaped(text: string): string[] {
+  const parts: string[] = [];
+  let part = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\' && i + 1 < text.length) part += text[++i];
+    else if (c === ',') {
+      parts.push(part);
+      part = '';
+    } else part += c;
+  }
+  parts.push(part);
+  return parts;
 }
 
 /** ProductFilters from a query string or a body's `filters` (lists as arrays or comma-separated). */
