@@ -59,12 +59,17 @@ function concurrentChange(id: string): AppError {
  */
 function keepInherited(current: ProductDoc, product: ProductInput): ProductInput {
   const shown = current.minAlertStock ?? 5;
-  const inheriting = new Set(current.variants.filter((v) => v.minAlertStock == null).map((v) => v.sku));
-  if (!inheriting.size) return product;
+  // a variant is the one its id names (the write may also correct its SKU), else the one of its SKU
+  const byId = new Map(current.variants.map((v) => [v.id, v]));
+  const bySku = new Map(current.variants.map((v) => [v.sku, v]));
+  const inheriting = (v: ProductInput['variants'][number]) => {
+    const was = (v.id !== undefined ? byId.get(v.id) : undefined) ?? bySku.get(v.sku);
+    return was !== undefined && was.minAlertStock == null;
+  };
   return {
     ...product,
     variants: product.variants.map((v) =>
-      inheriting.has(v.sku) && v.minAlertStock === shown ? { ...v, minAlertStock: null } : v,
+      v.minAlertStock === shown && inheriting(v) ? { ...v, minAlertStock: null } : v,
     ),
   };
 }

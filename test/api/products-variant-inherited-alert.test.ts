@@ -42,10 +42,10 @@ test('read, change the product minAlertStock, write back: variants without their
 
 test('control: a variant value other than the shown one is kept as its own', async () => {
   const created = await api.post('/products', {
-    sku: `${P}-CAP`,
+    sku: `${P}-HAT`,
     title: { value: 'Cap' },
     price: 10,
-    variants: [{ sku: `${P}-CAP-S`, title: { value: 'S' }, price: 10, position: 0 }],
+    variants: [{ sku: `${P}-HAT-S`, title: { value: 'S' }, price: 10, position: 0 }],
   });
   const { id: _i, createdAt: _c, updatedAt: _u, tenantId: _t, ...editable } = created.body;
   const variants = [{ ...editable.variants[0], minAlertStock: 7 }];
@@ -53,4 +53,25 @@ test('control: a variant value other than the shown one is kept as its own', asy
     200,
   );
   expect((await api.get(`/products/${created.body.id}`)).body.variants[0].minAlertStock).toBe(7);
+});
+
+test("a write that also corrects a variant's SKU (same id) keeps it inheriting", async () => {
+  const created = await api.post('/products', {
+    sku: `${P}-BEANIE`,
+    title: { value: 'Cap' },
+    price: 10,
+    variants: [{ sku: `${P}-BEANIE-SMAL`, title: { value: 'S' }, price: 10, position: 0 }],
+  });
+  expect(created.status).toBe(201);
+  const read = (await api.get(`/products/${created.body.id}`)).body;
+  const { id: _i, createdAt: _c, updatedAt: _u, tenantId: _t, ...editable } = read;
+  expect(read.variants[0].minAlertStock).toBe(5); // shown, inherited
+  const variants = [{ ...read.variants[0], sku: `${P}-BEANIE-S` }];
+
+  const put = await api.put(`/products/${read.id}`, { ...editable, variants, minAlertStock: 12 });
+  expect(put.status).toBe(200);
+  const after = (await api.get(`/products/${read.id}`)).body;
+  expect(
+    after.variants.map((v: { id: string; sku: string; minAlertStock: number }) => [v.id, v.sku, v.minAlertStock]),
+  ).toEqual([[read.variants[0].id, `${P}-BEANIE-S`, 12]]);
 });
