@@ -12,6 +12,7 @@ import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
 import { withSearch } from './search';
+import { holdComponents, markLeaving } from './component-holds';
 import type { ProductDoc, ProductInput } from './types';
 
 /** A claim older than this whose product does not exist is left over from a crashed write. */
@@ -136,19 +137,23 @@ export class Catalog {
     const product = normalizeProduct(input);
     const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
     if (components.length) {
-      const owners = await Promise.all(components.map((sku) => this.skuOwner(sku)));
-      const found = new Set(components.filter((_, i) => owners[i]));
-      const missing = product.bundleConfig!.components.flatMap((c, i) =>
-        found.has(c.productSku)
-          ? []
-          : [
-              {
-                field: `bundleConfig.components.${i}.productSku`,
-                message: `references no product or variant SKU of the tenant (${c.productSku})`,
-              },
-            ],
-      );
-      if (missing.length) throw validationError(missing);
+      // held against a delete or a rename while this write goes on (component-holds.ts)
+      const hold = await holdComponents(this.tenantDb, components);
+      this.holds.push(hold.release);
+      const missing = new Set(hold.missing);
+      const leaving = new Set(hold.leaving);
+      const errs = product.bundleConfig!.components.flatMap((c, i) => {
+        const field = `bundleConfig.components.${i}.productSku`;
+        if (missing.has(c.productSku))
+          return [{ field, message: `references no product or variant SKU of the tenant (${c.productSku})` }];
+        if (leaving.has(c.productSku))
+          return [{ field, message: `references ${c.productSku}, which is being deleted or renamed` }];
+        return [];
+      });
+      if (errs.length) {
+        await this.releaseHolds(); // refused: nothing will be stored
+        throw validationError(errs);
+      }
     }
     const bomErrors = await this.billOfMaterialsErrors(product);
     if (bomErrors.length) {
@@ -405,13 +410,26 @@ export class Catalog {
    * concurrent change in between makes this a 409, never a silent overwrite.
    */
   async write(current: ProductDoc, product: ProductInput): Promise<ProductDoc> {
+    const kept = new Set(skusOf(product).map((s) => s.sku));
+    const givenUp = skusOf(current)
+      .map((s) => s.sku)
+      .filter((sku) => !kept.has(sku));
+    // marked before looking for bundles that name them (component-holds.ts)
+    const unmark = await markLeaving(this.tenantDb, current._id.toHexString(), givenUp);
+    try {
+      return await this.writeGivingUp(current, product, givenUp);
+    } catch (err) {
+      await unmark();
+      throw err;
+    }
+  }
+
+  private async writeGivingUp(current: ProductDoc, product: ProductInput, givenUp: string[]): Promise<ProductDoc> {
     const id = current._id.toHexString();
-    const productId = current._id.toHexString();
+    const productId = id;
     const before = new Set(skusOf(current).map((s) => s.sku));
     const after = skusOf(product);
     const added = after.filter((s) => !before.has(s.sku));
-    const kept = new Set(after.map((s) => s.sku));
-    const givenUp = [...before].filter((sku) => !kept.has(sku));
     await this.refuseIfBundled(current, givenUp, givenUp.includes(current.sku) ? 'sku' : 'variants');
     await this.claim(added, productId);
 
@@ -548,6 +566,21 @@ export class Catalog {
   async delete(id: string): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
+    const productId = current._id.toHexString();
+    const unmark = await markLeaving(
+      this.tenantDb,
+      productId,
+      skusOf(current).map((s) => s.sku),
+    );
+    try {
+      return await this.deleteUnbundled(current, id);
+    } catch (err) {
+      await unmark();
+      throw err;
+    }
+  }
+
+  private async deleteUnbundled(current: ProductDoc, id: string): Promise<ProductDoc> {
     const productId = current._id.toHexString();
     await this.refuseIfBundled(
       current,

@@ -45,6 +45,10 @@ export interface SkuClaim {
   productId: string;
   kind: SkuKind;
   createdAt: Date;
+  /** When a bundle write last named it as a component: see component-holds.ts. */
+  namedAt?: Date;
+  /** Set by a delete or a write giving the SKU up while it decides: see component-holds.ts. */
+  leavingAt?: Date;
 }
 
 export const productSkus = defineCollection<SkuClaim>({

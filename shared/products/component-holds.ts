@@ -1,0 +1,85 @@
+import type { TenantDb } from '../db/tenant-db';
+import { AppError } from '../errors/catalog';
+import { NAMED_HOLD_MS } from '../materials/lookup';
+import { claimId, productSkus } from './collections';
+
+/*
+ * A bundle names other products' SKUs, and a delete or a write that gives such a SKU up refuses
+ * (Catalog.refuseIfBundled). Both check, then store: without more, a bundle stored while its
+ * component is deleted or renamed would name a SKU nobody holds. So the SKU's claim in the one
+ * SKU space carries two marks, as a material's record does (materials/lookup.ts holdNamed): a
+ * bundle write sets `namedAt` before it stores, and a giving-up sets `leavingAt` before it looks
+ * for bundles. Whichever marks second sees the other's mark.
+ */
+
+/** How long a giving-up's mark stands: it decides in far less, so an older one is a dead process's. */
+const LEAVING_MARK_MS = 60_000;
+
+/**
+ * Marks the product and variant SKUs a bundle write names as named now. Answers the SKUs no
+ * product or variant holds (`missing`), those being given up (`leaving`), and the release of this
+ * write's own marks (called once the write landed or failed; a bulk write's marks expire).
+ */
+export async function holdComponents(
+  tenantDb: TenantDb,
+  skus: string[],
+): Promise<{ missing: string[]; leaving: string[]; release: () => Promise<void> }> {
+  const col = tenantDb.collection(productSkus);
+  const ids = skus.map((sku) => claimId(tenantDb.tenantId, sku));
+  const now = new Date();
+  const stale = new Date(now.getTime() - LEAVING_MARK_MS);
+  const marked = await col.updateMany(
+    {
+      _id: { $in: ids },
+      kind: { $in: ['product', 'variant'] },
+      $or: [{ leavingAt: { $exists: false } }, { leavingAt: { $lt: stale } }],
+    } as never,
+    { $set: { namedAt: now } },
+  );
+  const missing: string[] = [];
+  const leaving: string[] = [];
+  if (marked.matchedCount < ids.length) {
+    const found = new Map((await col.findByIds(ids)).map((c) => [c.sku, c]));
+    for (const sku of skus) {
+      const claim = found.get(sku.toUpperCase());
+      if (!claim || (claim.kind !== 'product' && claim.kind !== 'variant')) missing.push(sku);
+      else if (claim.leavingAt && claim.leavingAt >= stale) leaving.push(sku);
+    }
+  }
+  // only this write's own mark: another write may have marked since
+  const release = async () => {
+    await col.updateMany({ _id: { $in: ids }, namedAt: now } as never, { $unset: { namedAt: '' } });
+  };
+  return { missing, leaving, release };
+}
+
+/**
+ * Marks the SKUs product `productId` is about to give up (a delete, a rename, a dropped variant)
+ * as leaving, before the caller looks for bundles naming them. A bundle write that named one
+ * moments ago may not be stored yet: 409, retry once it has (then the bundle is seen and refuses).
+ * Answers the removal of the mark, for a giving-up that did not happen.
+ */
+export async function markLeaving(tenantDb: TenantDb, productId: string, skus: string[]): Promise<() => Promise<void>> {
+  if (!skus.length) return async () => {};
+  const col = tenantDb.collection(productSkus);
+  const ids = skus.map((sku) => claimId(tenantDb.tenantId, sku));
+  const now = new Date();
+  await col.updateMany({ _id: { $in: ids }, productId } as never, { $set: { leavingAt: now } });
+  const unmark = async () => {
+    await col.updateMany({ _id: { $in: ids }, leavingAt: now } as never, { $unset: { leavingAt: '' } });
+  };
+  const held = (await col.findByIds(ids)).filter(
+    (c) => c.namedAt && now.getTime() - c.namedAt.getTime() < NAMED_HOLD_MS,
+  );
+  if (held.length) {
+    await unmark();
+    const wait = Math.max(...held.map((c) => NAMED_HOLD_MS - (now.getTime() - c.namedAt!.getTime())));
+    throw new AppError(
+      409,
+      'conflict',
+      `${held.map((c) => c.sku).join(', ')} ${held.length === 1 ? 'was' : 'were'} named by a bundle write moments ago: retry in ${Math.ceil(wait / 1000)} s`,
+      { details: { skus: held.map((c) => c.sku) } },
+    );
+  }
+  return unmark;
+}
