@@ -12,7 +12,7 @@ import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
 import { productRuleErrors, validateProductInput, validationError } from './rules';
 import { withSearch } from './search';
-import { holdComponents, markLeaving } from './component-holds';
+import { holdComponents, markLeaving } from './sku-marks';
 import type { ProductDoc, ProductInput } from './types';
 
 /** A claim older than this whose product does not exist is left over from a crashed write. */
@@ -137,7 +137,7 @@ export class Catalog {
     const product = normalizeProduct(input);
     const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
     if (components.length) {
-      // held against a delete or a rename while this write goes on (component-holds.ts)
+      // held against a delete or a rename while this write goes on (sku-marks.ts)
       const hold = await holdComponents(this.tenantDb, components);
       this.holds.push(hold.release);
       const missing = new Set(hold.missing);
@@ -414,7 +414,7 @@ export class Catalog {
     const givenUp = skusOf(current)
       .map((s) => s.sku)
       .filter((sku) => !kept.has(sku));
-    // marked before looking for bundles that name them (component-holds.ts)
+    // marked before looking for bundles that name them (sku-marks.ts)
     const unmark = await markLeaving(this.tenantDb, current._id.toHexString(), givenUp);
     try {
       return await this.writeGivingUp(current, product, givenUp);

@@ -45,9 +45,9 @@ export interface SkuClaim {
   productId: string;
   kind: SkuKind;
   createdAt: Date;
-  /** When a bundle write last named it as a component: see component-holds.ts. */
+  /** When a bundle write last named it as a component: see sku-marks.ts. */
   namedAt?: Date;
-  /** Set by a delete or a write giving the SKU up while it decides: see component-holds.ts. */
+  /** Set by a delete or a write giving the SKU up while it decides: see sku-marks.ts. */
   leavingAt?: Date;
 }
 

@@ -9,7 +9,8 @@ import { claimId, productSkus } from './collections';
  * component is deleted or renamed would name a SKU nobody holds. So the SKU's claim in the one
  * SKU space carries two marks, as a material's record does (materials/lookup.ts holdNamed): a
  * bundle write sets `namedAt` before it stores, and a giving-up sets `leavingAt` before it looks
- * for bundles. Whichever marks second sees the other's mark.
+ * for bundles (and for stock). Whichever marks second sees the other's mark. A stock write reads
+ * the claim after it lands instead (decidedSkuStanding): it adds no write to a movement.
  */
 
 /** How long a giving-up's mark stands: it decides in far less, so an older one is a dead process's. */
@@ -82,4 +83,28 @@ export async function markLeaving(tenantDb: TenantDb, productId: string, skus: s
     );
   }
   return unmark;
+}
+
+/**
+ * Whether a product or variant still holds `sku`, as read after a stock write landed: 'gone' when
+ * no product or variant holds it, 'leaving' when a giving-up did not decide within `waitMs`
+ * (waited for, as Locations.decidedStanding waits for a location's delete), else 'ok'.
+ */
+export async function decidedSkuStanding(
+  tenantDb: TenantDb,
+  sku: string,
+  waitMs = 5_000,
+): Promise<'ok' | 'gone' | 'leaving'> {
+  const col = tenantDb.collection(productSkus);
+  const standing = async (): Promise<'ok' | 'gone' | 'leaving'> => {
+    const claim = await col.findOne({ _id: claimId(tenantDb.tenantId, sku) });
+    if (!claim || (claim.kind !== 'product' && claim.kind !== 'variant')) return 'gone';
+    return claim.leavingAt && Date.now() - claim.leavingAt.getTime() < LEAVING_MARK_MS ? 'leaving' : 'ok';
+  };
+  let found = await standing();
+  for (const until = Date.now() + waitMs; found === 'leaving' && Date.now() < until;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    found = await standing();
+  }
+  return found;
 }
