@@ -430,7 +430,9 @@ export class Catalog {
     const before = new Set(skusOf(current).map((s) => s.sku));
     const after = skusOf(product);
     const added = after.filter((s) => !before.has(s.sku));
-    await this.refuseIfBundled(current, givenUp, givenUp.includes(current.sku) ? 'sku' : 'variants');
+    const field = givenUp.includes(current.sku) ? 'sku' : 'variants';
+    await this.refuseIfBundled(current, givenUp, field);
+    await this.refuseIfStocked(current, givenUp, field);
     await this.claim(added, productId);
 
     const updatedAt = new Date();
@@ -509,15 +511,16 @@ export class Catalog {
   }
 
   /**
-   * A product whose SKUs (its own, its variants') hold stock somewhere is not deleted: the stock
-   * would stay with no SKU any inventory write could name, so it could never be cleared, nor its
+   * A product whose SKUs (its own, its variants') hold stock somewhere is not deleted, nor gives
+   * one of them up by a write (a rename, a dropped variant): the stock would stay with no SKU any inventory write could name, so it could never be cleared, nor its
    * location deleted, and a product given the SKU later would inherit it. 400 validation-error
    * naming where it is (`details.reason` has-stock), as for a material.
    */
-  private async refuseIfStocked(current: ProductDoc): Promise<void> {
+  private async refuseIfStocked(current: ProductDoc, skus: string[], field: string): Promise<void> {
+    if (!skus.length) return;
     const held = await this.tenantDb
       .collection(stockLevels)
-      .find({ sku: { $in: skusOf(current).map((s) => s.sku) }, onHand: { $ne: 0 } } as never, {
+      .find({ sku: { $in: skus }, onHand: { $ne: 0 } } as never, {
         projection: { sku: 1, locationId: 1, onHand: 1 },
         limit: 10,
       })
@@ -528,7 +531,7 @@ export class Catalog {
       'validation-error',
       `Product ${current.sku} still has stock (${held.map((l) => `${l.sku}: ${l.onHand} at ${l.locationId}`).join(', ')}); set it to zero first (PUT /inventory/location/{locationId}/product/{sku})`,
       {
-        field: 'id',
+        field,
         details: {
           reason: 'has-stock',
           stock: held.map((l) => ({ sku: l.sku, locationId: l.locationId, onHand: l.onHand })),
@@ -587,7 +590,11 @@ export class Catalog {
       skusOf(current).map((s) => s.sku),
       'id',
     );
-    await this.refuseIfStocked(current);
+    await this.refuseIfStocked(
+      current,
+      skusOf(current).map((s) => s.sku),
+      'id',
+    );
     const sequence = current.version + 1;
     let deleted: ProductDoc;
     try {

@@ -53,3 +53,28 @@ test("a variant's stock holds its product too", async () => {
   expect(refused.status).toBe(400);
   expect(refused.body.details.stock).toEqual([{ sku: `${sku}-S`, locationId: loc, onHand: 2 }]);
 });
+
+test('a write giving up a SKU that holds stock (a rename, a dropped variant) is refused the same way', async () => {
+  const sku = `${P}-C`;
+  const { id, loc } = await productWithStockAt(sku, [
+    { sku: `${sku}-S`, title: { value: 'S' }, price: 10, position: 0 },
+  ]);
+  expect((await api.put(`/inventory/location/${loc}/product/${sku}`, { stock: 3 })).status).toBe(200);
+  expect((await api.put(`/inventory/location/${loc}/product/${sku}-S`, { stock: 2 })).status).toBe(200);
+  const read = (await api.get(`/products/${id}`)).body;
+  const { id: _i, createdAt: _c, updatedAt: _u, tenantId: _t, ...editable } = read;
+  // the variants' parentSku/productSku follow the product's SKU: sent without them
+  editable.variants = editable.variants.map(({ parentSku: _p, productSku: _s, ...v }: Record<string, unknown>) => v);
+
+  const renamed = await api.put(`/products/${id}`, { ...editable, sku: `${sku}-NEW` });
+  expect(renamed.status).toBe(400);
+  expect(renamed.body.details).toMatchObject({ reason: 'has-stock', stock: [{ sku, locationId: loc, onHand: 3 }] });
+  const dropped = await api.put(`/products/${id}`, { ...editable, variants: [] });
+  expect(dropped.status).toBe(400);
+  expect(dropped.body.details).toMatchObject({ reason: 'has-stock', stock: [{ sku: `${sku}-S`, onHand: 2 }] });
+  expect((await api.get(`/products/${id}`)).body).toMatchObject({ sku, variants: [{ sku: `${sku}-S` }] });
+
+  // zeroed, the rename goes through and the old SKU is free with nothing under it
+  expect((await api.put(`/inventory/location/${loc}/product/${sku}`, { stock: 0 })).status).toBe(200);
+  expect((await api.put(`/products/${id}`, { ...editable, sku: `${sku}-NEW` })).status).toBe(200);
+});
