@@ -36,6 +36,11 @@ export interface AppState {
   query?: Record<string, unknown>;
   /** The run of a request sent with an Idempotency-Key, on routes that keep their answer. */
   keyedRun?: KeyedRun;
+  /**
+   * On routes that start jobs: the Idempotency-Key with the time its binding was made, so a key
+   * reused after its 24 hours names a new job, not the one its first use started.
+   */
+  jobKey?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState> & {
@@ -60,7 +65,7 @@ export function validBody<T>(ctx: AppContext): T {
 
 /** A client's Idempotency-Key, if it sent one: a retried request answers as the first. */
 export function idempotencyKeyOf(ctx: AppContext): string | undefined {
-  return ctx.get('idempotency-key') || undefined;
+  return ctx.state.jobKey ?? (ctx.get('idempotency-key') || undefined);
 }
 
 /**

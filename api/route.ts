@@ -284,7 +284,8 @@ function idempotency(spec: RouteSpec) {
       ctx.request.body ?? null,
     );
     if (mode === 'job') {
-      const made = await keys.bind(key, fingerprint);
+      const { made, since } = await keys.bind(key, fingerprint);
+      ctx.state.jobKey = `${key}@${since.getTime()}`;
       const undo = () => (made ? keys.unbind(key, fingerprint).catch(() => undefined) : undefined);
       try {
         await next();

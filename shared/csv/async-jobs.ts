@@ -127,6 +127,8 @@ export class CsvJobs {
     req: StartRequest & { s3Key: string; config?: Record<string, unknown>; actor: string },
   ): Promise<{ jobId: string }> {
     const { tenantDb, jobs } = this.deps;
+    const started = await jobs.startedBy(tenantDb, 'csv-import', req.idempotencyKey);
+    if (started) return { jobId: started._id }; // a retry, even once its upload is gone
     const { s3Key, actor } = req;
     checkUploadKey(this.tenantId, s3Key);
     const config = allowedConfig(req.config);
@@ -194,6 +196,8 @@ export class CsvJobs {
   /** Queues an export of the selection in a layout. */
   async startExport(req: StartRequest & Selection & { format: string }): Promise<{ jobId: string }> {
     const { tenantDb, jobs } = this.deps;
+    const started = await jobs.startedBy(tenantDb, 'csv-export', req.idempotencyKey);
+    if (started) return { jobId: started._id };
     // the export activity's own checks, before a job exists (the route's schema refuses these already)
     layoutFor(req.format);
     selectionFilter(req);

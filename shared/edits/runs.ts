@@ -155,6 +155,17 @@ export class EditRuns {
   async start(req: StartEdit): Promise<{ finished: boolean; view: EditRunView }> {
     const { tenantDb } = this.c;
     const kind = EDIT_JOB_TYPES[req.type];
+    // a retry answers its run before it is judged again (its preview expired, its products gone)
+    const job = (await this.c.jobs.startedBy(tenantDb, kind.jobType, runKey(req))) ?? (await this.startNew(req));
+    // a retry with the same Idempotency-Key answers as its first request did
+    if (!job.input.sync) return { finished: false, view: await this.view(job) };
+    await this.ended(job);
+    return { finished: true, view: await this.view((await this.c.jobs.get(tenantDb, job._id)) ?? job) };
+  }
+
+  private async startNew(req: StartEdit): Promise<JobRecord> {
+    const { tenantDb } = this.c;
+    const kind = EDIT_JOB_TYPES[req.type];
     let input: Omit<EditJobInput, 'operationId' | 'sync'>;
     if (req.previewId) input = await this.fromPreview(req);
     else {
@@ -200,10 +211,7 @@ export class EditRuns {
         previewId: input.mode === 'preview' ? jobId : input.previewId,
       }),
     });
-    // a retry with the same Idempotency-Key answers as its first request did
-    if (!job.input.sync) return { finished: false, view: await this.view(job) };
-    await this.ended(job);
-    return { finished: true, view: await this.view((await this.c.jobs.get(tenantDb, job._id)) ?? job) };
+    return job;
   }
 
   /**

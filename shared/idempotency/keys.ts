@@ -192,10 +192,11 @@ export class IdempotencyKeys {
 
   /**
    * Binds the key to a request whose use case answers a retry itself (a job found again by its
-   * key): another request under the key is 409 idempotency-key-reused. True when this call made
-   * the binding (undo it with release if the request does not succeed).
+   * key): another request under the key is 409 idempotency-key-reused. `made` when this call made
+   * the binding (undo it with unbind if the request does not succeed); `since`, when the binding
+   * was made: a key bound again after its 24 hours is another binding, for another job.
    */
-  async bind(key: string, fingerprint: string): Promise<boolean> {
+  async bind(key: string, fingerprint: string): Promise<{ made: boolean; since: Date }> {
     const _id = this.id(key);
     for (;;) {
       const now = new Date();
@@ -210,18 +211,18 @@ export class IdempotencyKeys {
       };
       try {
         await this.col.insertOne({ _id, ...bound });
-        return true;
+        return { made: true, since: now };
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
       const held = await this.col.findOne({ _id });
       if (!held) continue; // released meanwhile
       if (held.expiresAt <= now) {
-        if (await this.takeOver(held, bound)) return true;
+        if (await this.takeOver(held, bound)) return { made: true, since: now };
         continue;
       }
       if (held.fingerprint !== fingerprint) throw reused();
-      return false;
+      return { made: false, since: held.createdAt };
     }
   }
 

@@ -90,6 +90,20 @@ export class Jobs {
   }
 
   /**
+   * The job a retry's Idempotency-Key names, once its workflow has started: a start calls this
+   * before it judges its request again, so a retry answers its job even when the request would be
+   * refused now (its channel paused, its upload or its products gone since). Null for a new key, or
+   * for a job its first request may still be starting (the start then finds it by its key, and
+   * resumes it if that request died).
+   */
+  async startedBy(tenantDb: TenantDb, type: string, idempotencyKey: string | undefined): Promise<JobRecord | null> {
+    if (!idempotencyKey) return null;
+    const job = await tenantDb.collection(jobs).findOne({ type, idempotencyKey });
+    if (!job) return null;
+    return job.status !== 'queued' || (await this.hasWorkflow(job)) ? job : null;
+  }
+
+  /**
    * A job found again by its Idempotency-Key, started if its first request died between writing
    * the record and starting the workflow (it would otherwise stay queued until settle gives up on
    * it). Waits while the first request may still be starting it. Null when the job is gone (its

@@ -1,4 +1,5 @@
 import { AppError } from '../errors/catalog';
+import type { JobRecord } from '../jobs/collection';
 import { Locations } from '../locations/locations';
 import { workflowHandle } from '../temporal/workflows';
 import { publicationChannel } from './channel-lookup';
@@ -37,6 +38,13 @@ export type PublishAnswer =
  * its caller gets the per-product results (400 PRODUCT_EXPORT_FAILED when any failed).
  */
 export async function startPublication(c: PublicationContext, req: PublishRequest): Promise<PublishAnswer> {
+  const job = (await c.jobs.startedBy(c.tenantDb, PUBLICATION_JOB, req.idempotencyKey)) ?? (await startNew(c, req));
+  // a retry with the same Idempotency-Key answers as its first request did
+  if (!job.input.sync) return { async: true, jobId: job._id };
+  return awaitSync(c, job);
+}
+
+async function startNew(c: PublicationContext, req: PublishRequest): Promise<JobRecord> {
   const { tenantDb } = c;
   const channel = await publicationChannel(c, req.channelId);
   if (channel.status !== 'active')
@@ -67,8 +75,11 @@ export async function startPublication(c: PublicationContext, req: PublishReques
       collectResults: sync,
     }),
   });
-  // a retry with the same Idempotency-Key answers as its first request did
-  if (!job.input.sync) return { async: true, jobId: job._id };
+  return job;
+}
+
+/** A small publication's answer: its results once its workflow ended. */
+async function awaitSync(c: PublicationContext, job: JobRecord): Promise<PublishAnswer> {
   const result = await workflowHandle(c.temporal, publication, job.workflowId).result();
   if (result.status === 'failed')
     throw new AppError(

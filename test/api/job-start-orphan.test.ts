@@ -61,7 +61,8 @@ async function dieMidStart(type: string, key: string, send: () => Promise<HttpRe
   void send().catch(() => undefined);
   const col = deps.db.collection(jobs.name);
   for (let i = 0; i < 200; i++) {
-    const job = await col.findOne({ tenantId, type, idempotencyKey: key });
+    // a client's key is kept with the time of its binding (`<key>@<ms>`); a rollback's is its operation id
+    const job = await col.findOne({ tenantId, type, idempotencyKey: { $in: [key, new RegExp(`^${key}@\\d+$`)] } });
     if (job) {
       // older than a start can take: no live request is starting it any more
       await col.updateOne({ _id: job._id }, { $set: { createdAt: new Date(Date.now() - 10_000) } });
