@@ -53,17 +53,29 @@ export async function settlePublication(c: PublicationContext, job: JobRecord): 
  * workflow cannot answer at once (no worker polling), so the read never waits on a worker.
  */
 export async function publicationStatus(c: PublicationContext, jobId: string) {
-  const job = await publicationJob(c, jobId);
+  return presented(c, await publicationJob(c, jobId));
+}
+
+async function presented(c: PublicationContext, job: JobRecord) {
   const progress = isFinished(job.status) ? null : await queryOrNull(c.temporal, job.workflowId, publicationProgress);
   return presentPublicationJob(job, progress);
 }
 
+/**
+ * The most recent publications, each as its read by id answers it: one still running is settled
+ * (a terminated workflow shows failed) and shows its live progress, so a client polling the list
+ * sees what polling the job would.
+ */
 export async function recentPublications(c: PublicationContext) {
   const rows = await c.tenantDb
     .collection(jobs)
     .find({ type: PUBLICATION_JOB }, { sort: { createdAt: -1, _id: -1 }, limit: RECENT_PUBLICATIONS })
     .toArray();
-  return rows.map((j) => presentPublicationJob(j));
+  return Promise.all(
+    rows.map(async (row) =>
+      isFinished(row.status) ? presentPublicationJob(row) : presented(c, await settlePublication(c, row)),
+    ),
+  );
 }
 
 /**
