@@ -1,4 +1,5 @@
 import { ObjectId, type Filter, type UpdateFilter } from 'mongodb';
+import { untilWritten } from '../db/until-written';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { orderComments, orders, type OrderComment, type OrderDoc } from '../orders/collections';
@@ -48,8 +49,6 @@ export interface CustomerExport {
 export function parseCustomerId(id: string): ObjectId | null {
   return typeof id === 'string' && /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
 }
-
-const ATTEMPTS = 5;
 
 /** A version-guarded write that found the customer changed since it was read: nothing was written. */
 class Changed extends Error {}
@@ -201,41 +200,44 @@ export class Customers {
     const id = _id.toHexString();
     const touched = new Set<string>();
     try {
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const current = await this.col.findOne({ _id });
-        if (!current) throw customerErrors.notFound(id);
-        if (current.redactedAt) throw customerErrors.redacted(id);
-        const email = patch.email === undefined ? current.email : text(patch.email);
-        const nextKey = email === undefined ? undefined : emailKeyOf(email);
-        if (nextKey !== current.emailKey) {
-          if (current.emailKey) touched.add(current.emailKey);
-          if (nextKey) {
-            await this.claims.claim(nextKey, email!, id);
-            touched.add(nextKey);
+      return await untilWritten(
+        async () => {
+          const current = await this.col.findOne({ _id });
+          if (!current) throw customerErrors.notFound(id);
+          if (current.redactedAt) throw customerErrors.redacted(id);
+          const email = patch.email === undefined ? current.email : text(patch.email);
+          const nextKey = email === undefined ? undefined : emailKeyOf(email);
+          if (nextKey !== current.emailKey) {
+            if (current.emailKey) touched.add(current.emailKey);
+            if (nextKey) {
+              await this.claims.claim(nextKey, email!, id);
+              touched.add(nextKey);
+            }
           }
-        }
-        try {
-          return await recordAround(
-            this.tenantDb,
-            customerChange('customer.updated', id, current.version + 1),
-            async () => {
-              const written = await this.col.findOneAndUpdate(
-                { _id, version: current.version, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
-                changes(patch, email),
-                { returnDocument: 'after' },
-              );
-              if (!written) throw new Changed();
-              return written;
-            },
-            customerEvent,
-          );
-        } catch (err) {
-          // another request is making this very change of version (its event is recorded under
-          // the same key), or made one since the read: decide again from what it is now
-          if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
-        }
-      }
-      throw customerErrors.conflict(id);
+          try {
+            return await recordAround(
+              this.tenantDb,
+              customerChange('customer.updated', id, current.version + 1),
+              async () => {
+                const written = await this.col.findOneAndUpdate(
+                  { _id, version: current.version, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
+                  changes(patch, email),
+                  { returnDocument: 'after' },
+                );
+                if (!written) throw new Changed();
+                return written;
+              },
+              customerEvent,
+            );
+          } catch (err) {
+            // another request is making this very change of version (its event is recorded under
+            // the same key), or made one since the read: decide again from what it is now
+            if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
+            return undefined;
+          }
+        },
+        () => customerErrors.conflict(id),
+      );
     } finally {
       await this.claims.settle(id, touched);
     }
@@ -247,41 +249,44 @@ export class Customers {
    * order is ever left naming a missing customer.
    */
   async delete(rawId: string): Promise<CustomerDoc> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const current = await this.require(rawId);
-      const id = current._id.toHexString();
-      const before = await this.orderCount(id);
-      if (before) throw customerErrors.hasOrders(id, before);
-      const sequence = current.version + 1;
-      try {
-        const deleted = await recordAround(
-          this.tenantDb,
-          customerChange('customer.deleted', id, sequence, { before: presentCustomer(current), sequence }),
-          async () => {
-            // the version read: a change made meanwhile has its own event, and the deletion is decided again after it
-            const deleted = await this.col.findOneAndDelete({ _id: current._id, version: current.version });
-            if (!deleted) throw new Changed();
-            const after = await this.orderCount(id);
-            if (after) {
-              const { tenantId: _t, ...restore } = deleted;
-              await this.col.insertOne(restore).catch((err) => {
-                if (!isDuplicateKeyError(err)) throw err;
-              });
-              throw customerErrors.hasOrders(id, after);
-            }
-            return deleted;
-          },
-          // announced as it was when deleted; the sequence follows its last version
-          (doc) => ({ ...customerEvent(doc), sequence: doc.version + 1 }),
-        );
-        if (deleted.emailKey) await this.claims.settle(id, [deleted.emailKey]);
-        return deleted;
-      } catch (err) {
-        // changed (or deleted: the next read answers 404) since it was read
-        if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
-      }
-    }
-    throw customerErrors.conflict(rawId);
+    return untilWritten(
+      async () => {
+        const current = await this.require(rawId);
+        const id = current._id.toHexString();
+        const before = await this.orderCount(id);
+        if (before) throw customerErrors.hasOrders(id, before);
+        const sequence = current.version + 1;
+        try {
+          const deleted = await recordAround(
+            this.tenantDb,
+            customerChange('customer.deleted', id, sequence, { before: presentCustomer(current), sequence }),
+            async () => {
+              // the version read: a change made meanwhile has its own event, and the deletion is decided again after it
+              const deleted = await this.col.findOneAndDelete({ _id: current._id, version: current.version });
+              if (!deleted) throw new Changed();
+              const after = await this.orderCount(id);
+              if (after) {
+                const { tenantId: _t, ...restore } = deleted;
+                await this.col.insertOne(restore).catch((err) => {
+                  if (!isDuplicateKeyError(err)) throw err;
+                });
+                throw customerErrors.hasOrders(id, after);
+              }
+              return deleted;
+            },
+            // announced as it was when deleted; the sequence follows its last version
+            (doc) => ({ ...customerEvent(doc), sequence: doc.version + 1 }),
+          );
+          if (deleted.emailKey) await this.claims.settle(id, [deleted.emailKey]);
+          return deleted;
+        } catch (err) {
+          // changed (or deleted: the next read answers 404) since it was read
+          if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
+          return undefined;
+        }
+      },
+      () => customerErrors.conflict(rawId),
+    );
   }
 
   /**
@@ -294,31 +299,34 @@ export class Customers {
     const _id = parseCustomerId(rawId);
     if (!_id) throw customerErrors.notFound(rawId);
     const id = _id.toHexString();
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const current = await this.col.findOne({ _id });
-      if (!current) throw customerErrors.notFound(id);
-      if (current.redactedAt) {
-        // redacted before (announced then): finish the orders and events an interrupted run left
-        await redactOrdersOf(this.tenantDb, id, this.actor);
-        await redactKeptEvents(this.tenantDb, id);
-        return current;
-      }
-      try {
-        // announced once its orders are redacted too: the event says the customer's data is gone everywhere
-        const doc = await recordAround(
-          this.tenantDb,
-          customerChange('customer.redacted', id, current.version + 1),
-          () => this.redactAt(current),
-          customerEvent,
-        );
-        // after the announcement, which it does not hold up (a repeat finishes it if this process dies)
-        await redactKeptEvents(this.tenantDb, id);
-        return doc;
-      } catch (err) {
-        if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
-      }
-    }
-    throw customerErrors.conflict(id);
+    return untilWritten(
+      async () => {
+        const current = await this.col.findOne({ _id });
+        if (!current) throw customerErrors.notFound(id);
+        if (current.redactedAt) {
+          // redacted before (announced then): finish the orders and events an interrupted run left
+          await redactOrdersOf(this.tenantDb, id, this.actor);
+          await redactKeptEvents(this.tenantDb, id);
+          return current;
+        }
+        try {
+          // announced once its orders are redacted too: the event says the customer's data is gone everywhere
+          const doc = await recordAround(
+            this.tenantDb,
+            customerChange('customer.redacted', id, current.version + 1),
+            () => this.redactAt(current),
+            customerEvent,
+          );
+          // after the announcement, which it does not hold up (a repeat finishes it if this process dies)
+          await redactKeptEvents(this.tenantDb, id);
+          return doc;
+        } catch (err) {
+          if (!(err instanceof Changed) && !isDuplicateKeyError(err)) throw err;
+          return undefined;
+        }
+      },
+      () => customerErrors.conflict(id),
+    );
   }
 
   /** Redacts the customer if it is still as read (Changed otherwise), then its orders. */

@@ -1,3 +1,4 @@
+import { untilWritten } from '../db/until-written';
 import { ObjectId, type Filter } from 'mongodb';
 import type { Db } from 'mongodb';
 import { isDeepStrictEqual } from 'node:util';
@@ -512,14 +513,17 @@ export class Orders {
 
   /** Runs `change` on the order as read; when its guarded write finds the order changed, reads again and decides again. */
   private async asRead(id: string, change: (current: OrderDoc) => Promise<OrderDoc>): Promise<OrderDoc> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        return await change(await this.get(id));
-      } catch (err) {
-        if (!(err instanceof StateMoved)) throw err;
-      }
-    }
-    throw orderErrors.conflict(id);
+    return untilWritten(
+      async () => {
+        try {
+          return await change(await this.get(id));
+        } catch (err) {
+          if (!(err instanceof StateMoved)) throw err;
+          return undefined;
+        }
+      },
+      () => orderErrors.conflict(id),
+    );
   }
 
   /**
@@ -575,31 +579,34 @@ export class Orders {
     /** Whether this order, as read, may take the move without its stock (else MoveNeedsStock). */
     plain: (order: OrderDoc) => boolean = () => true,
   ): Promise<{ doc: OrderDoc; from: OrderState }> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.get(id);
-      const from = current.orderStatus;
-      if (!canMove(from, to)) throw orderErrors.invalidTransition(id, from, to);
-      // read again after a lost race: an acceptance that won it took stock this move must not keep
-      if (!plain(current)) throw new MoveNeedsStock();
-      if (NEEDS_REASON.has(to) && !reason) throw orderErrors.invalid(`reason is required to move an order to ${to}`);
-      const ev = event('status_changed', this.actor, { from, to, via, ...(reason ? { reason } : {}) });
-      try {
-        const doc = await this.announce('order.status_changed', current, ev.id, async () => {
-          const doc = await this.orders.findOneAndUpdate(
-            { _id: current._id, orderStatus: from },
-            { $set: { orderStatus: to, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
-            { returnDocument: 'after' },
-          );
-          if (!doc) throw new StateMoved();
-          return doc;
-        });
-        return { doc, from };
-      } catch (err) {
-        if (!(err instanceof StateMoved)) throw err;
-        // the state changed under us: decide again from the new state
-      }
-    }
-    throw orderErrors.conflict(id);
+    return untilWritten(
+      async () => {
+        const current = await this.get(id);
+        const from = current.orderStatus;
+        if (!canMove(from, to)) throw orderErrors.invalidTransition(id, from, to);
+        // read again after a lost race: an acceptance that won it took stock this move must not keep
+        if (!plain(current)) throw new MoveNeedsStock();
+        if (NEEDS_REASON.has(to) && !reason) throw orderErrors.invalid(`reason is required to move an order to ${to}`);
+        const ev = event('status_changed', this.actor, { from, to, via, ...(reason ? { reason } : {}) });
+        try {
+          const doc = await this.announce('order.status_changed', current, ev.id, async () => {
+            const doc = await this.orders.findOneAndUpdate(
+              { _id: current._id, orderStatus: from },
+              { $set: { orderStatus: to, updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+              { returnDocument: 'after' },
+            );
+            if (!doc) throw new StateMoved();
+            return doc;
+          });
+          return { doc, from };
+        } catch (err) {
+          if (!(err instanceof StateMoved)) throw err;
+          // the state changed under us: decide again from the new state
+          return undefined;
+        }
+      },
+      () => orderErrors.conflict(id),
+    );
   }
 
   async comment(id: string, comment: string, idempotencyKey?: string): Promise<OrderComment> {

@@ -1,4 +1,5 @@
 import type { TenantDb } from '../db/tenant-db';
+import { untilWritten } from '../db/until-written';
 import { AppError, errors } from '../errors/catalog';
 import { newId } from '../ids';
 import { decryptSecret, encryptSecret } from '../secrets/crypto';
@@ -159,20 +160,22 @@ export class WebhookEndpoints {
     id: string,
     plan: (current: WebhookEndpointDoc) => { set: Record<string, unknown>; unset: Record<string, ''> },
   ): Promise<WebhookEndpointDoc> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.require(id);
-      const { set, unset } = plan(current);
-      const written = await this.endpoints.findOneAndUpdate(
-        { _id: id, version: current.version },
-        {
-          $set: { ...set, updatedAt: new Date() },
-          ...(Object.keys(unset).length ? { $unset: unset } : {}),
-          $inc: { version: 1 },
-        } as never,
-        { returnDocument: 'after' },
-      );
-      if (written) return written;
-    }
-    throw webhookErrors.conflict(id);
+    return untilWritten(
+      async () => {
+        const current = await this.require(id);
+        const { set, unset } = plan(current);
+        const written = await this.endpoints.findOneAndUpdate(
+          { _id: id, version: current.version },
+          {
+            $set: { ...set, updatedAt: new Date() },
+            ...(Object.keys(unset).length ? { $unset: unset } : {}),
+            $inc: { version: 1 },
+          } as never,
+          { returnDocument: 'after' },
+        );
+        return written ?? undefined;
+      },
+      () => webhookErrors.conflict(id),
+    );
   }
 }
