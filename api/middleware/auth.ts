@@ -4,7 +4,8 @@ import type { RouteSpec } from '../route';
 import { errors } from '../../shared/errors/catalog';
 import { TenantDb } from '../../shared/db/tenant-db';
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]{16,200})$/;
+// the scheme is a case-insensitive token (RFC 9110 §11.1), then one or more spaces (RFC 6750 §2.1)
+const BEARER = /^Bearer +([A-Za-z0-9_-]{16,200})$/i;
 
 export function bearerOf(ctx: AppContext): string {
   const match = BEARER.exec(ctx.get('authorization'));
