@@ -33,6 +33,15 @@ function mongoTarget(): { uri: string; db: string } {
 
 class UsageError extends Error {}
 
+/** A scope list that names no scope, or an unknown one, is bad usage. */
+function scopesOf(list: string) {
+  try {
+    return parseScopes(list);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 function tokens(text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0)
@@ -40,19 +49,29 @@ function tokens(text: string): number {
   return n;
 }
 
+/** The command line as parseArgs reads it; what it refuses (an unknown option) is bad usage. */
+function parsed(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        'tax-rate': { type: 'string' },
+        'time-zone': { type: 'string' },
+        'ai-daily-tokens': { type: 'string' },
+        tenant: { type: 'string' },
+        scopes: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((err as Error).message);
+    throw err;
+  }
+}
+
 async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      'tax-rate': { type: 'string' },
-      'time-zone': { type: 'string' },
-      'ai-daily-tokens': { type: 'string' },
-      tenant: { type: 'string' },
-      scopes: { type: 'string' },
-    },
-  });
+  const { values, positionals } = parsed(argv);
   const [noun, verb, id] = positionals;
   const need = <T>(value: T | undefined, what: string): T => {
     if (value === undefined || value === '') throw new UsageError(`Missing ${what}`);
@@ -89,11 +108,7 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
     case 'tenant resume':
       return found(await tenancy.setTenantStatus(need(id, 'tenant id'), 'active'), `tenant ${id}`);
     case 'key issue':
-      return tenancy.issueKey(
-        need(values.tenant, '--tenant'),
-        parseScopes(need(values.scopes, '--scopes')),
-        values.name,
-      );
+      return tenancy.issueKey(need(values.tenant, '--tenant'), scopesOf(need(values.scopes, '--scopes')), values.name);
     case 'key list':
       return tenancy.listKeys(need(values.tenant, '--tenant'));
     case 'key revoke':

@@ -36,12 +36,13 @@ export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
 
-/** Parses a comma-separated list; `all` stands for every scope. Unknown names are an error. */
+/** Parses a comma-separated list; `all` stands for every scope. Unknown names, or none, are an error. */
 export function parseScopes(list: string): Scope[] {
   const names = list
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  if (!names.length) throw new Error(`No scope named: give at least one (${SCOPES.join(', ')}) or all`);
   if (names.includes('all')) return [...SCOPES];
   const unknown = names.filter((n) => !isScope(n));
   if (unknown.length) throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}`);

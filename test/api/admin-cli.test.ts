@@ -82,6 +82,7 @@ test('suspend and resume a tenant', async () => {
 
 test('bad usage exits 2 with a message and the usage text', async () => {
   const unknownScope = await adminFails('key', 'issue', '--tenant', 'ten_x', '--scopes', 'orders:fly');
+  expect(unknownScope.code).toBe(2);
   expect(unknownScope.stderr).toContain('Unknown scope(s): orders:fly');
   const noTenant = await adminFails('key', 'issue', '--tenant', 'ten_missing', '--scopes', 'all');
   expect(noTenant.code).toBe(1);
@@ -92,4 +93,16 @@ test('bad usage exits 2 with a message and the usage text', async () => {
   const unknown = await adminFails('tenant', 'explode');
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('npm run admin --');
+});
+
+test('a mistyped option is bad usage (exit 2, usage text); an empty scope list issues no key', async () => {
+  const tenant = await admin('tenant', 'create', '--name', 'CLI typos');
+  const typo = await adminFails('key', 'issue', '--tenant', tenant._id, '--scope', 'all');
+  expect(typo.code).toBe(2);
+  expect(typo.stderr).toContain("Unknown option '--scope'");
+  expect(typo.stderr).toContain('npm run admin --');
+  const empty = await adminFails('key', 'issue', '--tenant', tenant._id, '--scopes', ',');
+  expect(empty.code).toBe(2);
+  expect(empty.stderr).toContain('No scope named');
+  expect(await admin('key', 'list', '--tenant', tenant._id)).toEqual([]);
 });
