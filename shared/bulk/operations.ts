@@ -22,7 +22,15 @@ export interface BulkOperation {
   operationName: string | null;
   actor: string;
   source: Record<string, unknown>;
-  counts: { totalProcessed: number; created: number; updated: number; skipped: number; failed: number };
+  /** totalProcessed = created + updated + skipped + failed + deleted (a rollback's deleted products; absent on older records). */
+  counts: {
+    totalProcessed: number;
+    created: number;
+    updated: number;
+    skipped: number;
+    failed: number;
+    deleted?: number;
+  };
   /** For a rollback: the operation it undid. For an undone operation: the rollback that undid it. */
   rollbackOf: string | null;
   rolledBackBy: string | null;

@@ -6,6 +6,8 @@ import { Catalog } from '../products/catalog';
 import { products, productSkus } from '../products/collections';
 import { contentOf } from '../products/content';
 import { skusOf } from '../products/normalize';
+import { markLeavingMany } from '../products/sku-marks';
+import { stockLevels } from '../inventory/collections';
 import type { ProductDoc } from '../products/types';
 import { BulkOperations, beforeImage, type BulkOperationItem } from './operations';
 
@@ -126,13 +128,25 @@ export class RollbackSteps {
       const p = current.get(item.productId);
       return p && p.version === item.afterVersion ? [p] : [];
     });
-    // a component of a bundle made since stays, as DELETE /products/{id} keeps it
-    const held = await this.ops.bundlesHolding(items[0].operationId, atVersion);
+    // marked leaving before looking for what holds them, as DELETE /products/{id} marks (sku-marks.ts)
+    const marks = await markLeavingMany(
+      this.tenantDb,
+      atVersion.map((p) => ({ productId: p._id.toHexString(), skus: skusOf(p).map((s) => s.sku) })),
+    );
+    // a component of a bundle made (or being made) since stays, as does one holding stock
+    const kept = new Map<string, string>();
+    for (const [productId, { skus }] of marks.named)
+      kept.set(productId, `named by a bundle write moments ago (${skus.join(', ')})`);
+    for (const [productId, bundles] of await this.ops.bundlesHolding(items[0].operationId, atVersion))
+      kept.set(productId, `a component of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.join(', ')}`);
+    for (const [productId, where] of await this.stockHolding(atVersion))
+      kept.set(productId, `holds stock (${where}): set it to zero first`);
     const byVersion = new Map<number, ObjectId[]>();
     for (const p of atVersion)
-      if (!held.has(p._id.toHexString())) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p._id]);
+      if (!kept.has(p._id.toHexString())) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p._id]);
     const col = this.tenantDb.collection(products);
     for (const [version, ids] of byVersion) await col.deleteMany({ _id: { $in: ids }, version });
+    await marks.unmark([...kept.keys()]);
     // what is left was changed since (before this rollback began, or in between: the guard kept it)
     const left = new Set(
       (
@@ -144,17 +158,40 @@ export class RollbackSteps {
     const gone = items.filter((i) => !left.has(i.productId)).map((i) => i.productId);
     if (gone.length) await this.tenantDb.collection(productSkus).deleteMany({ productId: { $in: gone } });
     for (const item of items) {
-      const bundles = held.get(item.productId);
+      const reason = kept.get(item.productId);
       ends.set(
         item.productId,
-        bundles && left.has(item.productId)
-          ? { done: false, reason: `a component of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.join(', ')}` }
+        reason && left.has(item.productId)
+          ? { done: false, reason }
           : left.has(item.productId)
             ? changed
             : { done: true, afterVersion: null },
       );
     }
     return ends;
+  }
+
+  /**
+   * The products whose SKUs hold stock somewhere, by id, with where: deleting one would leave its
+   * stock under a SKU no product holds, so, as DELETE /products/{id} refuses it, a rollback keeps it.
+   */
+  private async stockHolding(created: ProductDoc[]): Promise<Map<string, string>> {
+    const owner = new Map<string, string>();
+    for (const p of created) for (const s of skusOf(p)) owner.set(s.sku, p._id.toHexString());
+    const held = new Map<string, string>();
+    if (!owner.size) return held;
+    const levels = await this.tenantDb
+      .collection(stockLevels)
+      .find({ sku: { $in: [...owner.keys()] }, onHand: { $ne: 0 } } as never, {
+        projection: { sku: 1, locationId: 1, onHand: 1 },
+      })
+      .toArray();
+    for (const l of levels) {
+      const id = owner.get(l.sku)!;
+      const where = `${l.sku}: ${l.onHand} at ${l.locationId}`;
+      held.set(id, held.has(id) ? `${held.get(id)}, ${where}` : where);
+    }
+    return held;
   }
 
   /** A product the operation changed: put its before-image back, or find it back already. */

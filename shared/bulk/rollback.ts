@@ -104,6 +104,7 @@ export async function rollbackOperation(
     updated: at.restored,
     skipped: 0,
     failed: at.failed.length,
+    deleted: at.deleted,
   };
   await ops.finish(rollbackId, at.failed.length ? 'failed' : 'completed', counts);
   if (!at.failed.length) await ops.markRolledBack(operationId, rollbackId);

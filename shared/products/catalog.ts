@@ -76,6 +76,26 @@ function keepInherited(current: ProductDoc, product: ProductInput): ProductInput
 }
 
 /**
+ * The bindings a rollback puts back: the ones the product had before the change it undoes, except
+ * that a binding a publication wrote since (a publication records bindings without a new version,
+ * so `current.updatedAt` is still the change's time) says what that channel holds now, and stays.
+ */
+function restoredBindings(before: ProductDoc, current: ProductDoc): ProductDoc['bindings'] {
+  const since = current.updatedAt.getTime();
+  const publishedSince = new Map(
+    (current.bindings ?? [])
+      .filter((b) => {
+        const synced = (b as { lastSyncedAt?: unknown }).lastSyncedAt;
+        return synced != null && new Date(synced as string | Date).getTime() > since;
+      })
+      .map((b) => [b.channelId, b]),
+  );
+  const restored = (before.bindings ?? []).map((b) => publishedSince.get(b.channelId) ?? b);
+  const kept = new Set(restored.map((b) => b.channelId));
+  return [...restored, ...[...publishedSince.values()].filter((b) => !kept.has(b.channelId))];
+}
+
+/**
  * Product writes for one tenant: validation, normalisation, the SKU space and guarded updates.
  * Used by the API and by import activities alike, so every path into the catalog keeps its rules.
  */
@@ -495,9 +515,7 @@ export class Catalog {
     } = before;
     const current = await this.products.findOne({ _id });
     if (!current || current.version !== expectedVersion) return false;
-    // bindings say what a channel holds, which a rollback does not change (and a publication
-    // records them without a new version): the current ones stay
-    await this.write(current, { ...input, bindings: current.bindings } as ProductInput);
+    await this.write(current, { ...input, bindings: restoredBindings(before, current) } as ProductInput);
     return true;
   }
 

@@ -56,33 +56,64 @@ export async function holdComponents(
 
 /**
  * Marks the SKUs product `productId` is about to give up (a delete, a rename, a dropped variant)
- * as leaving, before the caller looks for bundles naming them. A bundle write that named one
- * moments ago may not be stored yet: 409, retry once it has (then the bundle is seen and refuses).
- * Answers the removal of the mark, for a giving-up that did not happen.
+ * as leaving, before the caller looks for bundles (and stock) naming them. A bundle write that
+ * named one moments ago may not be stored yet: 409, retry once it has (then the bundle is seen
+ * and refuses). Answers the removal of the mark, for a giving-up that did not happen.
  */
 export async function markLeaving(tenantDb: TenantDb, productId: string, skus: string[]): Promise<() => Promise<void>> {
-  if (!skus.length) return async () => {};
-  const col = tenantDb.collection(productSkus);
-  const ids = skus.map((sku) => claimId(tenantDb.tenantId, sku));
-  const now = new Date();
-  await col.updateMany({ _id: { $in: ids }, productId } as never, { $set: { leavingAt: now } });
-  const unmark = async () => {
-    await col.updateMany({ _id: { $in: ids }, leavingAt: now } as never, { $unset: { leavingAt: '' } });
-  };
-  const held = (await col.findByIds(ids)).filter(
-    (c) => c.namedAt && now.getTime() - c.namedAt.getTime() < NAMED_HOLD_MS,
-  );
-  if (held.length) {
-    await unmark();
-    const wait = Math.max(...held.map((c) => NAMED_HOLD_MS - (now.getTime() - c.namedAt!.getTime())));
+  const { named, unmark } = await markLeavingMany(tenantDb, [{ productId, skus }]);
+  const held = named.get(productId);
+  if (held) {
+    await unmark([productId]);
     throw new AppError(
       409,
       'conflict',
-      `${held.map((c) => c.sku).join(', ')} ${held.length === 1 ? 'was' : 'were'} named by a bundle write moments ago: retry in ${Math.ceil(wait / 1000)} s`,
-      { details: { skus: held.map((c) => c.sku) } },
+      `${held.skus.join(', ')} ${held.skus.length === 1 ? 'was' : 'were'} named by a bundle write moments ago: retry in ${Math.ceil(held.waitMs / 1000)} s`,
+      { details: { skus: held.skus } },
     );
   }
-  return unmark;
+  return () => unmark([productId]);
+}
+
+/**
+ * markLeaving for several products at once (a rollback deleting what its import created): each
+ * product's SKUs are marked; `named` holds the products a bundle write named moments ago (with
+ * the SKUs, and how long the hold stands), which the caller keeps and unmarks.
+ */
+export async function markLeavingMany(
+  tenantDb: TenantDb,
+  owners: { productId: string; skus: string[] }[],
+): Promise<{
+  named: Map<string, { skus: string[]; waitMs: number }>;
+  unmark: (productIds: string[]) => Promise<void>;
+}> {
+  const col = tenantDb.collection(productSkus);
+  const idsOf = (productIds: string[]) =>
+    owners
+      .filter((o) => productIds.includes(o.productId))
+      .flatMap((o) => o.skus.map((sku) => claimId(tenantDb.tenantId, sku)));
+  const ids = idsOf(owners.map((o) => o.productId));
+  const now = new Date();
+  const named = new Map<string, { skus: string[]; waitMs: number }>();
+  if (!ids.length) return { named, unmark: async () => {} };
+  await col.updateMany({ _id: { $in: ids }, productId: { $in: owners.map((o) => o.productId) } } as never, {
+    $set: { leavingAt: now },
+  });
+  // only this giving-up's own mark: another may have marked since
+  const unmark = async (productIds: string[]) => {
+    const mine = idsOf(productIds);
+    if (mine.length)
+      await col.updateMany({ _id: { $in: mine }, leavingAt: now } as never, { $unset: { leavingAt: '' } });
+  };
+  for (const c of await col.findByIds(ids)) {
+    const age = c.namedAt ? now.getTime() - c.namedAt.getTime() : Infinity;
+    if (age >= NAMED_HOLD_MS) continue;
+    const held = named.get(c.productId) ?? { skus: [], waitMs: 0 };
+    held.skus.push(c.sku);
+    held.waitMs = Math.max(held.waitMs, NAMED_HOLD_MS - age);
+    named.set(c.productId, held);
+  }
+  return { named, unmark };
 }
 
 /**
