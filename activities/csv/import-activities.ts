@@ -2,7 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
-import { BulkOperations, bulkOperationItems, bulkOperations } from '../../shared/bulk/operations';
+import { BulkOperations, bulkOperations } from '../../shared/bulk/operations';
 import { applyImport, countPlans, planImport, type ImportCounts, type Plan } from '../../shared/csv/import';
 import type { ImportConfig } from '../../shared/csv/import-config';
 import { ASYNC_LIMITS } from '../../shared/csv/limits';
@@ -230,9 +230,7 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
       if (op && op.status === 'processing') {
         if (ref.counts.created + ref.counts.updated > 0) await ops.finish(ref.operationId, 'completed', ref.counts);
         // it changed nothing: no operation, as a sync import records none for a file it skips
-        else if ((await tenantDb.collection(bulkOperationItems).countDocuments({ operationId: ref.operationId })) === 0)
-          await tenantDb.collection(bulkOperations).deleteOne({ _id: ref.operationId, status: 'processing' });
-        else await ops.finish(ref.operationId, 'failed', ref.counts);
+        else if (!(await ops.discardIfEmpty(ref.operationId))) await ops.finish(ref.operationId, 'failed', ref.counts);
       }
       const errors = await tenantDb
         .collection(importErrors)

@@ -253,6 +253,15 @@ export class BulkOperations {
     );
   }
 
+  /**
+   * Drops an operation still processing that recorded no product (every write it tried lost or
+   * was refused): a run that changed nothing records no operation. Answers whether it was dropped.
+   */
+  async discardIfEmpty(operationId: string): Promise<boolean> {
+    if (await this.items.countDocuments({ operationId })) return false;
+    return (await this.ops.deleteOne({ _id: operationId, status: 'processing' })).deletedCount === 1;
+  }
+
   /** Drops a rollback record made for a job whose workflow then could not be started (nothing was done under it). */
   async discardRollback(operationId: string): Promise<void> {
     await this.ops.deleteOne({ _id: operationId, type: 'rollback', status: 'processing' });

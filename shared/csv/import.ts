@@ -396,7 +396,12 @@ export async function applyImport(
       }
     }
   }
-  if (opts.finish !== false) await ops.finish(operationId, 'completed', counts);
   errors.sort((a, b) => a.row - b.row);
+  if (opts.finish !== false) {
+    // every write lost (a concurrent import took the SKU) or was refused: no operation
+    if (counts.created + counts.updated === 0 && (await ops.discardIfEmpty(operationId)))
+      return { counts, errors, operationId: null };
+    await ops.finish(operationId, 'completed', counts);
+  }
   return { counts, errors, operationId };
 }
