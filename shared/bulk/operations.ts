@@ -4,6 +4,7 @@ import { defineCollection } from '../db/collection';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { newId } from '../ids';
+import { isFinished, jobs } from '../jobs/collection';
 import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { writtenBy } from '../products/edit-marks';
@@ -273,13 +274,29 @@ export class BulkOperations {
   }
 
   /**
-   * The operation, ended if its process died before finishing it (its lease is over): what it
-   * recorded stays (completed, so it can be rolled back), records of writes that never landed go,
-   * and `failed` when nothing is left.
+   * The operation, ended if its process died before finishing it (its lease is over) or the job
+   * that ran it ended without closing it: what it recorded stays (completed, so it can be rolled
+   * back), records of writes that never landed go, and `failed` when nothing is left.
    */
   private async settled(op: BulkOperation): Promise<BulkOperation> {
-    const until = op.status === 'processing' ? leaseEnd(op) : null;
-    if (!until || until.getTime() > Date.now()) return op;
+    if (op.status !== 'processing') return op;
+    const until = leaseEnd(op);
+    if (until) return until.getTime() > Date.now() ? op : this.closeStopped(op, 'request');
+    return (await this.jobEnded(op)) ? this.closeStopped(op, 'job') : op;
+  }
+
+  /**
+   * Whether the async import that runs this operation (`bop_<jobId>`) has ended while the operation
+   * is still processing: its workflow failed past its retries or was terminated, and never closed it.
+   */
+  private async jobEnded(op: BulkOperation): Promise<boolean> {
+    if (op.type !== 'csv-import' || !op._id.startsWith('bop_')) return false;
+    const job = await this.tenantDb.collection(jobs).findOne({ _id: op._id.slice(4) }, { projection: { status: 1 } });
+    return job !== null && isFinished(job.status);
+  }
+
+  /** Ends an operation whose request or job stopped before finishing it, keeping what it wrote. */
+  private async closeStopped(op: BulkOperation, by: 'request' | 'job'): Promise<BulkOperation> {
     const items = await this.itemsOf(op._id);
     const found = await this.productsOf(items, { lastEditBy: 1, editedBy: 1, tenantId: 1 });
     // recorded ahead of a write the process died before making: the product is missing, or does
@@ -303,8 +320,7 @@ export class BulkOperations {
           counts,
           error: {
             code: 'interrupted',
-            message:
-              'the request that ran this operation stopped before it finished; the counts are the products it changed',
+            message: `the ${by} that ran this operation stopped before it finished; the counts are the products it changed`,
           },
           finishedAt: new Date(),
         },
