@@ -33,6 +33,14 @@ export interface MoveOutcome {
 /** Products of these types hold no stock: selling one takes only the materials its BOM uses on sale. */
 const STOCKLESS = new Set(['digital', 'service']);
 
+/**
+ * A bundle in `calculated` mode (the default) holds no stock of its own: what it has is what its
+ * components have, so selling one sells its components. A `reserved` bundle keeps its own stock.
+ */
+function calculatedBundle(product: ProductDoc): boolean {
+  return product.productType === 'bundle' && (product.bundleConfig?.inventoryMode ?? 'calculated') !== 'reserved';
+}
+
 function insufficient(
   orderId: string,
   products: { sku: string; onHand: number; required: number }[],
@@ -96,22 +104,15 @@ export class OrderStock {
         `the order's location ${order.locationId} no longer exists: cancel the order and create it at another location`,
       );
     const locationId = order.locationId ?? (await new Locations(this.tenantDb).defaultId());
-    const skus = [...new Set(order.items.map((i) => i.sku))];
-    const claims = await this.tenantDb
-      .collection(productSkus)
-      .find({ sku: { $in: skus } })
-      .toArray();
-    const ids = [...new Set(claims.map((c) => c.productId))].flatMap((id) =>
-      ObjectId.isValid(id) ? [new ObjectId(id)] : [],
-    );
-    const docs = ids.length
-      ? await this.tenantDb
-          .collection(products)
-          .find({ _id: { $in: ids } })
-          .toArray()
-      : [];
+    const docs = await this.productsHolding(order.items.map((i) => i.sku));
+    // a calculated bundle's components are sold in its place: they are read too
+    const components = docs.flatMap((d) => (calculatedBundle(d) ? d.bundleConfig!.components : []));
+    docs.push(...(await this.productsHolding(components.map((c) => c.productSku))));
     const productOf = (sku: string): ProductDoc | undefined =>
       docs.find((d) => d.sku === sku || d.variants.some((v) => v.sku === sku));
+    // a variant's own setting decides for it (the spec gives every variant one, default false)
+    const sellsShort = (sku: string, product: ProductDoc) =>
+      Boolean((product.variants.find((v) => v.sku === sku) ?? product).sellIfOutOfStock);
 
     const sales: SaleLine[] = [];
     const lines: PlannedLine[] = [];
@@ -121,13 +122,25 @@ export class OrderStock {
       beat();
       const product = productOf(item.sku);
       if (!product) throw orderErrors.invalid(`item ${item.sku} is no longer in the catalog`);
-      const variant = product.variants.find((v) => v.sku === item.sku);
-      if (!STOCKLESS.has(product.productType as string))
+      if (calculatedBundle(product))
+        // no stock of its own: each component is sold, as many times as the bundle holds it
+        for (const [k, c] of product.bundleConfig!.components.entries()) {
+          const component = productOf(c.productSku);
+          if (!component)
+            throw orderErrors.invalid(`item ${item.sku}'s component ${c.productSku} is no longer in the catalog`);
+          if (STOCKLESS.has(component.productType as string)) continue;
+          sales.push({
+            sku: c.productSku,
+            quantity: item.quantity * (c.quantity ?? 1),
+            allowNegative: sellsShort(c.productSku, component),
+            key: `ordsale:${orderId}:${runId}:${i}:${k}`,
+          });
+        }
+      else if (!STOCKLESS.has(product.productType as string))
         sales.push({
           sku: item.sku,
           quantity: item.quantity,
-          // a variant's own setting decides for it (the spec gives every variant one, default false)
-          allowNegative: Boolean((variant ?? product).sellIfOutOfStock),
+          allowNegative: sellsShort(item.sku, product),
           key: `ordsale:${orderId}:${runId}:${i}`,
         });
       const bom = product.billOfMaterials as StoredBom | undefined;
@@ -159,6 +172,24 @@ export class OrderStock {
     if (shortProducts.length || shortMaterials.length) throw insufficient(orderId, shortProducts, shortMaterials);
     const consumptionId = lines.length ? `order:${orderId}:${runId}` : null;
     return { locationId, sales, consumption: lines.length ? { locationId, lines } : null, consumptionId };
+  }
+
+  /** The products (by their own or a variant's SKU) holding these SKUs. */
+  private async productsHolding(skus: string[]): Promise<ProductDoc[]> {
+    if (!skus.length) return [];
+    const claims = await this.tenantDb
+      .collection(productSkus)
+      .find({ sku: { $in: [...new Set(skus)] } })
+      .toArray();
+    const ids = [...new Set(claims.map((c) => c.productId))].flatMap((id) =>
+      ObjectId.isValid(id) ? [new ObjectId(id)] : [],
+    );
+    return ids.length
+      ? this.tenantDb
+          .collection(products)
+          .find({ _id: { $in: ids } })
+          .toArray()
+      : [];
   }
 
   /** Materials whose lines, summed over every order line, need more than the location has. */
