@@ -45,16 +45,9 @@ export async function channelCatalog(c: PublicationContext, channelId: string, p
       `The retail group's API failed: ${res.message}`,
     );
   }
-  const body = res.body as { products?: unknown; items?: unknown } | unknown[];
-  const list = (
-    Array.isArray(body)
-      ? body
-      : Array.isArray(body.products)
-        ? body.products
-        : Array.isArray(body.items)
-          ? body.items
-          : []
-  ) as Record<string, unknown>[];
+  const list = catalogItems(res.body);
+  if (!list)
+    throw new AppError(500, 't1-api-error', "The retail group's API answered a catalog that is not a list of products");
   const id = channel._id.toHexString();
   const ours = await c.tenantDb
     .collection(products)
@@ -186,4 +179,20 @@ async function pageByStock(tenantDb: TenantDb, filter: Filter<ProductDoc>, pagin
   }
   if (batch.length) await settle();
   return { docs: await productsByIds(tenantDb, onPage), total };
+}
+
+/** The products of a catalog answer (a list, or `{products}` / `{items}`), or null when it is no list of objects. */
+function catalogItems(body: unknown): Record<string, unknown>[] | null {
+  const isObject = (x: unknown): x is Record<string, unknown> =>
+    typeof x === 'object' && x !== null && !Array.isArray(x);
+  const list = Array.isArray(body)
+    ? body
+    : !isObject(body)
+      ? null
+      : Array.isArray(body.products)
+        ? body.products
+        : Array.isArray(body.items)
+          ? body.items
+          : [];
+  return list && list.every(isObject) ? list : null;
 }
