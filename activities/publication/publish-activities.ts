@@ -19,6 +19,7 @@ import { newId } from '../../shared/ids';
 import { products } from '../../shared/products/collections';
 import type { ProductDoc } from '../../shared/products/types';
 import {
+  INACTIVE_BINDING,
   publicationItems,
   unlockChannel,
   type PublicationItem,
@@ -39,7 +40,6 @@ export interface BatchResult {
   results: { sku: string; success: boolean; error?: string; skipped?: boolean }[];
 }
 
-const INACTIVE_BINDING = ['inactive', 'paused'];
 /** The longest `lastError` a product binding holds (shared/products/schema.ts). */
 const MAX_LAST_ERROR = 2000;
 

@@ -2,6 +2,9 @@ import type { CategoryAssignment } from '../categories/assignment';
 import type { ProductDoc } from '../products/types';
 import { resolveChannelType } from './channel-types';
 
+/** A media item that is an image (a video, an audio or a document is no image for a channel). */
+export const isImage = (m: Record<string, unknown>): boolean => (m.type ?? 'image') === 'image';
+
 export interface PayloadOptions {
   includeVariants: boolean;
   includeInventory: boolean;
@@ -36,7 +39,7 @@ function basePayload(p: ProductDoc, o: PayloadOptions) {
     status: p.status,
     brand: p.brand ?? null,
     category: p.category ?? null,
-    images: (p.media ?? []).map((m) => m.src),
+    images: (p.media ?? []).filter(isImage).map((m) => m.src),
     marketplaceCategory: o.category ? { id: o.category.id, name: o.category.name, path: o.category.path } : null,
     ...(ownStock !== undefined ? { stock: ownStock } : {}),
     variants,

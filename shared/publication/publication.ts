@@ -6,6 +6,7 @@ import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import type { ProductDoc } from '../products/types';
 import { assignmentOf, categorySite } from '../categories/assignment';
 import { resolveChannelType } from '../channels/channel-types';
+import { isImage } from '../channels/payloads';
 import type { ChannelDoc } from '../channels/channels';
 
 export const PUBLICATION_JOB = 'publication';
@@ -107,8 +108,14 @@ export async function unlockChannel(tenantDb: TenantDb, channelId: string, jobId
 /** The problems no review can fix: a product with one is rejected, not merely in need of review. */
 export const BLOCKING_PROBLEMS: readonly string[] = ['no image', 'zero price'];
 
-/** The products that have none of the blocking problems, as a database condition (so a list of them pages in the database). */
-export const WITHOUT_BLOCKING_PROBLEMS = { 'media.0': { $exists: true }, price: { $gt: 0 } } as const;
+/**
+ * The products that have none of the blocking problems, as a database condition (so a list of them
+ * pages in the database). A media item's type is stored (the schema's default is image).
+ */
+export const WITHOUT_BLOCKING_PROBLEMS = { 'media.type': 'image', price: { $gt: 0 } } as const;
+
+/** A product binding's statuses that keep a publication from sending to it (unless forceUpdate). */
+export const INACTIVE_BINDING: readonly string[] = ['inactive', 'paused'];
 
 /**
  * Why a product cannot be published on a channel as it is (empty: it can). On a marketplace a
@@ -117,12 +124,13 @@ export const WITHOUT_BLOCKING_PROBLEMS = { 'media.0': { $exists: true }, price: 
  */
 export function publishProblems(p: ProductDoc, channel: Pick<ChannelDoc, 'type' | 'settings'>): string[] {
   const problems: string[] = [];
-  if (!p.media?.length) problems.push('no image');
+  if (!(p.media ?? []).some(isImage)) problems.push('no image');
   if (!(p.price > 0)) problems.push('zero price');
   const site = categorySite(channel);
   const marketplace = resolveChannelType(channel.type)?.marketplace ?? false;
   if (marketplace && !assignmentOf(p, site.key)) problems.push(`needs categorization for ${site.key}`);
-  const missing = [!p.title?.value && 'title', marketplace && !p.brand && 'brand'].filter(Boolean);
+  // text of spaces only is no title or brand
+  const missing = [!p.title?.value?.trim() && 'title', marketplace && !p.brand?.trim() && 'brand'].filter(Boolean);
   if (missing.length) problems.push(`missing required attributes: ${missing.join(', ')}`);
   return problems;
 }

@@ -4,7 +4,7 @@ import { AppError } from '../errors/catalog';
 import type { PageRequest } from '../paging';
 import { publicationChannel } from './channel-lookup';
 import type { PublicationContext } from './context';
-import { BLOCKING_PROBLEMS, publishProblems } from './publication';
+import { BLOCKING_PROBLEMS, INACTIVE_BINDING, publishProblems } from './publication';
 import { productsByIds, resolveSelection, selectionPage, type Selection } from './selection';
 
 interface Binding {
@@ -50,6 +50,9 @@ export async function validateSelection(
     const entry = { id: p._id.toHexString(), sku: p.sku, title: p.title?.value ?? null };
     const binding = (p.bindings as unknown as Binding[]).find((x) => x.channelId === id);
     const problems = publishProblems(p, channel);
+    // a publication skips it (CHANNEL_INACTIVE) unless it forces the update
+    if (binding?.status && INACTIVE_BINDING.includes(binding.status))
+      problems.push(`its binding to this channel is ${binding.status} (publish with options.forceUpdate to send it)`);
     if (binding?.syncStatus === 'synced' && !problems.length) out.published.push({ ...entry, reasons: [] });
     else if (problems.some((x) => BLOCKING_PROBLEMS.includes(x))) out.rejected.push({ ...entry, reasons: problems });
     else if (problems.length) out.needs_review.push({ ...entry, reasons: problems });
