@@ -1,5 +1,6 @@
 import { defineRoutes } from '../route';
 import { publicationContext } from './context';
+import { cancelInvalid } from './schemas';
 import { cancelPublicationJob, publicationStatus } from '../../shared/publication/jobs';
 
 const exportScope = { scopes: ['products:export' as const] };
@@ -31,6 +32,7 @@ export const publicationJobRoutes = defineRoutes([
     auth: exportScope,
     body: { type: 'object', additionalProperties: false, properties: { reason: { type: 'string', maxLength: 1000 } } },
     bodyRequired: false,
+    invalid: cancelInvalid,
     responses: {
       200: { description: '`{success: true, message}`' },
       400: { description: 'cancel-failed: the job has finished or was cancelled' },

@@ -212,3 +212,13 @@ export const groupInvalid = {
     rule('inStock', undefined, 'inStock must be true or false'),
   ],
 };
+
+/** POST /products/export/{jobId}/cancel: a reason is text, refused as every publication input is. */
+export const cancelInvalid = {
+  code: 'bad-request',
+  rules: [
+    rule('(body)', 'type', 'A JSON object body is required'),
+    unknownField(['reason']),
+    rule('reason', undefined, 'reason must be text of at most 1000 characters'),
+  ],
+};

@@ -21,6 +21,10 @@ export function normalizeProduct(input: ProductInput): ProductInput {
   withId(p.priceSchemas, 'prc');
   withId(p.costs, 'cst');
   for (const b of p.bindings) b.type = resolveChannelType(b.type)!.id;
+  // a channel id is hex in any case (as the API takes it): stored as the channel's own spelling
+  const channelIdOf = (id: string) => (/^[0-9a-f]{24}$/i.test(id) ? id.toLowerCase() : id);
+  for (const b of [...p.bindings, ...p.variants.flatMap((v) => v.bindings ?? [])])
+    b.channelId = channelIdOf(b.channelId);
   for (const v of p.variants) {
     v.id ??= newId('var');
     v.sku = v.sku.toUpperCase();
