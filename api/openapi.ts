@@ -50,7 +50,7 @@ function queryParameters(schema: Record<string, unknown> | undefined) {
   return Object.entries(props).map(([name, s]) => ({
     name,
     in: 'query',
-    required: required.has(name),
+    required: required.has(name) || s['x-required'] === true,
     schema: s,
     description: s.description,
   }));
@@ -87,8 +87,15 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
         content: { 'application/json': { schema: errorSchema } },
       };
     }
-    if (r.body || r.query)
-      responses['400'] ??= { description: 'invalid input', content: { 'application/json': { schema: errorSchema } } };
+    const error = (description: string) => ({ description, content: { 'application/json': { schema: errorSchema } } });
+    if (r.body || r.query) responses['400'] ??= error('invalid input');
+    if (r.body) {
+      responses['413'] ??= error('payload-too-large: the body is over the size limit');
+      responses['415'] ??= error('unsupported-media-type: the body is not application/json');
+    }
+    // a key sent again with another request is refused, whatever the route's own conflicts
+    if (r.idempotency)
+      responses['409'] ??= error('idempotency-key-reused: the Idempotency-Key was used for another request');
     // a path naming a resource answers 404 for one that does not exist or is another tenant's
     if (params.length)
       responses['404'] ??= {
@@ -104,7 +111,13 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
       security: r.auth === 'public' ? [] : [{ bearer: [] }],
       parameters: [...params, ...queryParameters(r.query), ...(r.idempotency ? [IDEMPOTENCY_KEY] : [])],
       ...(r.body
-        ? { requestBody: { required: r.bodyRequired !== false, content: { 'application/json': { schema: r.body } } } }
+        ? {
+            requestBody: {
+              // bodyRequired: false only says how an absent body is answered; one with required fields is required
+              required: r.bodyRequired !== false || Boolean((r.body.required as string[] | undefined)?.length),
+              content: { 'application/json': { schema: r.body } },
+            },
+          }
         : {}),
       responses,
     };

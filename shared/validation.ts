@@ -24,6 +24,8 @@ function make(coerceTypes: boolean): Ajv {
     ajv.addFormat(name, { ...rfc, validate: (s: string) => rfc.validate(s) && !Number.isNaN(Date.parse(s)) });
   }
   ajv.addKeyword({ keyword: 'x-note' }); // free text kept beside a schema for the OpenAPI description
+  // a query parameter the OpenAPI document lists as required whose absence its handler answers itself
+  ajv.addKeyword({ keyword: 'x-required' });
   return ajv;
 }
 

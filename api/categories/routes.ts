@@ -222,6 +222,7 @@ export const categoryRoutes = defineRoutes([
     },
     responses: {
       200: { description: 'the suggestions, best first' },
+      404: { description: 'CHANNEL_NOT_FOUND (no such channel), PRODUCT_NOT_FOUND (no product with sku)' },
       502: {
         description: 'the channel’s predictor failed: PREDICTOR_UNAVAILABLE, _REFUSED, _UNSUPPORTED, _BAD_RESPONSE',
       },

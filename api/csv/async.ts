@@ -36,6 +36,7 @@ export const csvAsyncRoutes = defineRoutes([
         description:
           '`{rows, validRows, invalidRows[{row, sku, errors[]}], exceedsRowCap, exceedsVariantCap, structuralErrors[]}`',
       },
+      404: { description: 'not-found/s3-object: no uploaded file under s3Key' },
     },
     handler: async (ctx) => {
       const body = validBody<{ s3Key: string; config?: Record<string, unknown> }>(ctx);
@@ -73,6 +74,7 @@ export const csvAsyncRoutes = defineRoutes([
       400: {
         description: 'unsupported-format, invalid-selection, missing-products, missing-filters, too-many-products',
       },
+      429: { description: 'rate-limited: too many CSV jobs at once (Retry-After)' },
     },
     handler: async (ctx) => {
       const body = validBody<Selection & { format: string }>(ctx);

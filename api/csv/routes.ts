@@ -114,6 +114,8 @@ export const csvRoutes = defineRoutes([
       200: { description: 'all rows fine' },
       207: { description: 'some rows failed: see errors[]' },
       202: { description: '`{jobId}`' },
+      404: { description: 'not-found/s3-object: no uploaded file under s3Key' },
+      429: { description: 'rate-limited: too many CSV jobs at once (Retry-After)' },
     },
     handler: async (ctx) => {
       const body = validBody<ImportBody>(ctx);

@@ -511,7 +511,11 @@ export const locationRoutes = defineRoutes([
     summary: "Make the location the tenant's default; every other location loses isDefault",
     tags,
     auth: update,
-    responses: { 200: ok('the location (isDefault true)', locationSchema), 404: notFound404 },
+    responses: {
+      200: ok('the location (isDefault true)', locationSchema),
+      400: { description: "bad-request/can't-update: an inactive location cannot be the default" },
+      404: notFound404,
+    },
     handler: async (ctx) => {
       ctx.body = present(await service(ctx).setDefault(ctx.params.id.trim()));
     },

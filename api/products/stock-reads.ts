@@ -41,8 +41,9 @@ export const productStockRoutes = defineRoutes([
       "Without locationId: 400 with the plain body `{error: 'Missing required query parameter: locationId'}` (no code), as the spec gives it.",
     tags: ['products', 'inventory'],
     auth: read,
-    // locationId is not `required` here: its absence has the spec's plain answer, which no refusal renders
-    query: stockQuery({}),
+    // locationId is not `required` here: its absence has the spec's plain answer, which no refusal
+    // renders; the document lists it as required all the same
+    query: stockQuery({ 'x-required': true }),
     responses: {
       200: { description: 'a flat array' },
       400: {
