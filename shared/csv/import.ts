@@ -8,7 +8,7 @@ import { Catalog } from '../products/catalog';
 import { presentProduct } from '../products/present';
 import type { ProductDoc, ProductInput } from '../products/types';
 import type { ParsedProduct } from './layout';
-import { getPath, isObj, setPath } from './paths';
+import { mergeWithStored } from './merge';
 import { applyChanges } from '../edits/apply';
 import { patchBetween, type Patch } from '../edits/plan';
 import { contentOf } from '../products/content';
@@ -46,55 +46,6 @@ export type Plan =
   | { kind: 'update'; parsed: ParsedProduct; current: ProductDoc; product: ProductInput; changed: string[] }
   | { kind: 'skip'; parsed: ParsedProduct; reason: string; current?: ProductDoc }
   | { kind: 'error'; parsed: ParsedProduct; messages: string[] };
-
-/**
- * The import's body over the stored product: the fields the file carries (or only those in
- * fieldsToUpdate) replace the stored ones; the rest stay. Variants keep their ids by SKU and
- * media by src, so a re-import does not churn ids.
- */
-type Obj = Record<string, any>;
-
-/**
- * `stored` with the parts of `sent` at `paths` that it holds (a part the rows leave empty is not
- * carried): what a file made of separate columns changes of one field, or of one variant.
- */
-function withCarried(stored: unknown, sent: Obj, paths: string[][]): Obj {
-  const out: Obj = isObj(stored) ? structuredClone(stored) : {};
-  for (const p of paths) {
-    const v = getPath(sent, p);
-    if (v !== undefined) setPath(out, p, v);
-  }
-  return out;
-}
-
-function overlay(current: ProductDoc, p: ParsedProduct, fieldsToUpdate?: string[]): Record<string, unknown> {
-  const body = p.body!;
-  const merged = contentOf(current);
-  const fields = Object.keys(body).filter((k) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku');
-  for (const k of fields) {
-    const nested = p.carried?.product.filter((path) => path[0] === k && path.length > 1);
-    merged[k] = nested?.length && isObj(body[k]) ? withCarried({ [k]: merged[k] }, body, nested)[k] : body[k];
-  }
-  // (an element that is not an object is left for the product rules to refuse, naming it)
-  if (Array.isArray(merged.variants) && fields.includes('variants')) {
-    merged.variants = (merged.variants as unknown[]).map((v) => {
-      if (!isObj(v)) return v;
-      const old = current.variants.find((o) => o.sku === String(v.sku).toUpperCase());
-      if (!old) return v;
-      // a variant the file names keeps what its columns do not carry
-      const kept = p.carried ? withCarried(old, v, [['sku'], ...p.carried.variant]) : v;
-      return kept.id === undefined ? { ...kept, id: old.id } : kept;
-    });
-  }
-  if (Array.isArray(merged.media) && fields.includes('media')) {
-    merged.media = (merged.media as unknown[]).map((m) => {
-      if (!isObj(m)) return m;
-      const old = current.media.find((o) => o.src === m.src);
-      return old && m.id === undefined ? { ...m, id: old.id } : m;
-    });
-  }
-  return merged;
-}
 
 function comparable(doc: ProductInput | ProductDoc): Record<string, unknown> {
   const shown = presentProduct({
@@ -192,7 +143,7 @@ export async function planImport(
               messages: [`SKU ${sku} is given to another product of this file too (${owner.productId})`],
             };
         }
-        const product = await catalog.prepare(overlay(current, p, opts.fieldsToUpdate));
+        const product = await catalog.prepare(mergeWithStored(current, p, opts.fieldsToUpdate));
         const before = comparable(current);
         const after = comparable(product);
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));

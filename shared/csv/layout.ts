@@ -24,9 +24,37 @@ export interface ParsedProduct {
    * The parts of a product (and of each variant) the file's columns carry, as paths, where one
    * field is made of several columns (`title` and `title.translations`, `seo.metaTitle`): an
    * update writes only these, so a sibling column the file leaves out keeps its stored value.
-   * Without it, each top-level field the body holds is replaced whole.
+   * Without it, each top-level field the body holds is replaced whole. The merge is
+   * shared/csv/merge.ts.
    */
-  carried?: { product: string[][]; variant: string[][] };
+  carried?: Carried;
+}
+
+/** What a file carries of a product, for the merge with the stored product (shared/csv/merge.ts). */
+export interface Carried {
+  /** Paths in the product: a field the body holds keeps the stored parts not listed here. */
+  product: string[][];
+  /** Paths in a variant: a variant matched by SKU keeps the stored parts not listed here. */
+  variant: string[][];
+  /**
+   * Paths in a media item: an item matched to a stored one by src keeps the stored parts not
+   * listed here (its id, a name the layout made up from the URL). Without it, a matched item
+   * keeps only its stored id, and only when the file gives none.
+   */
+  media?: string[][];
+  /**
+   * Variant paths the layout made up from the variant's option values, having no column for
+   * them (Shopify's variant title): a variant matched by SKU keeps its stored value while its
+   * option values are unchanged, and takes the made-up one when they change.
+   */
+  fromOptions?: string[][];
+  /**
+   * Whether a carried part the rows leave blank clears the stored one. The platform layouts say
+   * yes: their exports write a blank for "none" (no compare-at price, no barcode), so a blank
+   * cell must clear, as it did when their variants were replaced whole. In native an empty cell
+   * is not carried.
+   */
+  blankClears?: boolean;
 }
 
 /** A product as the API presents it (shared/products/present.ts presentProduct). */

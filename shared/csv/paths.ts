@@ -20,3 +20,17 @@ export function setPath(obj: Obj, keys: string[], value: unknown): void {
   for (const k of keys.slice(0, -1)) o = isObj(o[k]) ? o[k] : (o[k] = {});
   o[keys[keys.length - 1]] = value;
 }
+
+/** Removes the member at `keys`, and each object along the path that this leaves empty. */
+export function deletePath(obj: Obj, keys: string[]): void {
+  const [first, ...rest] = keys;
+  if (!Object.hasOwn(obj, first)) return;
+  if (rest.length === 0) {
+    delete obj[first];
+    return;
+  }
+  const inner = obj[first];
+  if (!isObj(inner)) return;
+  deletePath(inner, rest);
+  if (Object.keys(inner).length === 0) delete obj[first];
+}

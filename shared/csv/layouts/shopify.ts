@@ -1,4 +1,4 @@
-import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
+import type { Carried, CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
 import {
   columnsOf,
   cell,
@@ -6,6 +6,7 @@ import {
   compact,
   fingerprint,
   formatNumber,
+  GRAMS_PER,
   mediaId,
   mediaName,
   mediaSrc,
@@ -18,6 +19,8 @@ import {
   parseMeasure,
   Problems,
   CellError,
+  carriedPaths,
+  roundMeasure,
   slugify,
   splitTags,
   toSku,
@@ -175,6 +178,54 @@ function resolveColumns(names: Iterable<string>): Columns {
   return cols;
 }
 
+/**
+ * What a file carries, by the columns its header has (shared/csv/merge.ts): a product, variant
+ * or image the file updates keeps the stored parts these do not name. The commerce columns are
+ * a variant's, or a product's without variants. A price carries the compare-at price with it:
+ * the layout keeps a compare-at price only above the price, so the two are decided together.
+ */
+const PRODUCT_PATHS: [Role, string[]][] = [
+  ['title', ['title.value']],
+  ['body', ['htmlDescription.value']],
+  ['vendor', ['brand']],
+  ['category', ['category.name', 'category.path']],
+  ['type', ['productKind']],
+  ['tags', ['tags']],
+  ['status', ['status']],
+  ['published', ['status']],
+  ['seoTitle', ['seo.metaTitle']],
+  ['seoDescription', ['seo.metaDescription']],
+  ['googleCategory', ['categoryMap']],
+];
+const COMMERCE_PATHS: [Role, string[]][] = [
+  ['price', ['price', 'compareAtPrice']],
+  ['compareAt', ['compareAtPrice']],
+  ['cost', ['cost']],
+  ['barcode', ['barcode']],
+  ['taxable', ['taxable']],
+  ['policy', ['sellIfOutOfStock']],
+  ['grams', ['shipping.weight', 'shipping.weightUnit']],
+  ['requiresShipping', ['shipping.requiresShipping']],
+];
+const VARIANT_PATHS: [Role, string[]][] = [
+  ['option1Value', ['options']],
+  ['variantImage', ['imageId']],
+];
+
+function carriedBy(cols: Columns): Carried {
+  const present = (table: [Role, string[]][]) => table.flatMap(([role, paths]) => (cols[role] ? paths : []));
+  return carriedPaths({
+    // the handle is always read: it is the slug unless it is the SKU in handle form
+    product: ['sku', 'seo.slug', ...present(PRODUCT_PATHS), ...present(COMMERCE_PATHS)],
+    // a variant's position is its row's place among the handle's variant rows
+    variant: ['sku', 'position', ...present(VARIANT_PATHS), ...present(COMMERCE_PATHS)],
+    // media ids and names are made up (img-1, the URL's file name): a stored image keeps its own
+    media: ['src', 'position', ...(cols.imageAlt ? ['alt.value'] : [])],
+    // Shopify has no variant title: the layout makes one of the option values
+    fromOptions: ['title.value'],
+  });
+}
+
 /** The label of a column in messages: its header name and the row. */
 const label = (cols: Columns, role: Role, row: number) => `${cols[role] ?? ALIASES[role][0]} (row ${row})`;
 
@@ -216,7 +267,7 @@ function isDefaultTitle(r: Row): boolean {
   );
 }
 
-function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<string>): ParsedProduct {
+function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<string>, carried: Carried): ParsedProduct {
   const problems = new Problems();
   const rowNumbers = rows.map((r) => r.rec.row).sort((a, b) => a - b);
   const first = (role: Role): string => {
@@ -415,7 +466,7 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
   });
 
   if (problems.list.length) return { rows: rowNumbers, sku, body: null, errors: problems.list };
-  return { rows: rowNumbers, sku, body: product, errors: [] };
+  return { rows: rowNumbers, sku, body: product, errors: [], carried };
 }
 
 /** The handle a product is exported under when it has no seo.slug: its SKU in handle form. */
@@ -452,8 +503,11 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
   }
   // SKUs given in the file are claimed before any is derived, so a derived SKU never takes one
   const taken = given ?? givenSkus(records);
+  const carried = carriedBy(cols);
   return out.map((item) =>
-    'group' in item ? parseGroup(groups.get(item.group)!.handle, groups.get(item.group)!.rows, cols, taken) : item,
+    'group' in item
+      ? parseGroup(groups.get(item.group)!.handle, groups.get(item.group)!.rows, cols, taken, carried)
+      : item,
   );
 }
 
@@ -483,11 +537,9 @@ function keyColumns(header: string[]): string[] {
 const bool = (b: boolean | undefined) => (b === undefined ? '' : b ? 'TRUE' : 'FALSE');
 const statusCell = (s: unknown) => (s === 'disabled' ? 'archived' : s === 'active' ? 'active' : 'draft');
 type Shipping = { weight?: number; weightUnit?: string; requiresShipping?: boolean } | undefined;
-const GRAMS: Record<string, number> = { g: 1, kg: 1000, lb: 453.59237, oz: 28.349523125 };
-
 function gramsOf(s: Shipping): string {
   if (!s || s.weight === undefined) return '';
-  return formatNumber(Math.round(s.weight * (ownEntry(GRAMS, s.weightUnit ?? 'g') ?? 1) * 1e6) / 1e6);
+  return formatNumber(roundMeasure(s.weight * (ownEntry(GRAMS_PER, s.weightUnit ?? 'g') ?? 1)));
 }
 
 function metafieldValue(p: PresentedProduct, ns: { namespace: string; key: string }): string | undefined {

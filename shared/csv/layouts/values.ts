@@ -1,3 +1,5 @@
+import type { Carried } from '../layout';
+
 /**
  * Cell-level helpers shared by the third-party CSV layouts (Shopify, WooCommerce): booleans,
  * money and numbers, WooCommerce's `\,`-escaped lists and literal `\n`, `A > B` category paths,
@@ -79,6 +81,25 @@ export function parseIndex(text: string): number | undefined {
   if (!Number.isInteger(n) || n < 0) throw new CellError(`is not a whole number ≥ 0: ${JSON.stringify(text)}`);
   return n;
 }
+
+/** A converted measure as the exports write it: to 6 decimals (3.306934 lb for 1.5 kg). */
+export function roundMeasure(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+/**
+ * Whether `written` is what an export writes for the measure `exact`: within half the last
+ * decimal it writes (and a hair more, for the float error of converting `exact`).
+ */
+export function withinMeasureRounding(exact: number, written: number): boolean {
+  return Math.abs(exact - written) <= 0.5e-6 * (1 + 1e-9) + Number.EPSILON * Math.abs(written);
+}
+
+/** Grams in one of each weight unit the product schema knows. */
+export const GRAMS_PER: Readonly<Record<string, number>> = { g: 1, kg: 1000, lb: 453.59237, oz: 28.349523125 };
+
+/** Millimetres in one of each length unit the product schema knows. */
+export const MILLIMETRES_PER: Readonly<Record<string, number>> = { mm: 1, cm: 10, m: 1000, in: 25.4 };
 
 /** A number as a cell: `19.99`, `0.5`, blank for undefined. */
 export function formatNumber(n: number | undefined | null): string {
@@ -272,6 +293,26 @@ export function optionId(index: number): string {
 export function compact<T extends Record<string, unknown>>(obj: T): T {
   for (const k of Object.keys(obj)) if (obj[k] === undefined) delete obj[k];
   return obj;
+}
+
+/**
+ * What a platform layout's file carries (ParsedProduct.carried), from dotted paths. A blank cell
+ * clears: these layouts' exports write a blank for "none" (no compare-at price, no barcode).
+ */
+export function carriedPaths(dotted: {
+  product: string[];
+  variant: string[];
+  media: string[];
+  fromOptions: string[];
+}): Carried {
+  const split = (paths: string[]) => paths.map((p) => p.split('.'));
+  return {
+    product: split(dotted.product),
+    variant: split(dotted.variant),
+    media: split(dotted.media),
+    fromOptions: split(dotted.fromOptions),
+    blankClears: true,
+  };
 }
 
 /** Collects "<column>: <problem>" messages while reading cells; a failed read yields undefined. */

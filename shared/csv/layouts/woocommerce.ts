@@ -1,8 +1,9 @@
-import type { CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
+import type { Carried, CsvRecord, Layout, ParsedProduct, PresentedProduct } from '../layout';
 import {
   columnsOf,
   cell,
   CellError,
+  carriedPaths,
   claimSku,
   compact,
   decodeWooText,
@@ -22,6 +23,7 @@ import {
   parseMoney,
   prefixFormula,
   Problems,
+  roundMeasure,
   splitWooList,
   toSku,
   unique,
@@ -188,6 +190,60 @@ function resolveColumns(header: Iterable<string>): Columns {
     .map(([n, a]) => ({ n, name: a.name!, values: a.values! }));
   cols.downloads = [...downloads].sort(([a], [b]) => a - b).map(([n, d]) => ({ n, ...d }));
   return cols;
+}
+
+/**
+ * What a file carries, by the columns its header has (shared/csv/merge.ts): a product, variation
+ * or image the file updates keeps the stored parts these do not name. The columns below are read
+ * alike on a parent and on a variation; a sale price and a regular price decide the price and the
+ * compare-at price together.
+ */
+const COMMON_PATHS: [Role, string[]][] = [
+  ['name', ['title.value']],
+  ['salePrice', ['price', 'compareAtPrice']],
+  ['regularPrice', ['price', 'compareAtPrice']],
+  ['type', ['productType', 'shipping.requiresShipping']], // the downloadable and virtual flags
+  ['taxStatus', ['taxable']],
+  ['backorders', ['sellIfOutOfStock']],
+  ['shippingClass', ['shipping.shippingClass']],
+];
+const PRODUCT_PATHS: [Role, string[]][] = [
+  ['published', ['status']],
+  ['shortDescription', ['description.value']],
+  ['description', ['htmlDescription.value']],
+  ['categories', ['category.name', 'category.path', 'categoryMap']],
+  ['tags', ['tags']],
+  ['images', ['media']],
+];
+
+function carriedBy(cols: Columns): Carried {
+  const present = (table: [Role, string[]][]) => table.flatMap(([role, paths]) => (cols.role[role] ? paths : []));
+  const shipping = [
+    ...(cols.weight ? ['shipping.weight', 'shipping.weightUnit'] : []),
+    ...(['length', 'width', 'height'] as const).flatMap((side) =>
+      cols.dims[side] ? [`shipping.dimensions.${side}`] : [],
+    ),
+    ...(cols.dims.raw !== undefined ? ['shipping.dimensions.unit'] : []), // any side's column names it
+  ];
+  const options = cols.attributes.length ? ['options'] : [];
+  const attributes = cols.attributes.length ? ['attributes'] : []; // a product without variations's
+  return carriedPaths({
+    product: ['sku', ...present(COMMON_PATHS), ...present(PRODUCT_PATHS), ...shipping, ...options, ...attributes],
+    // a variation's position is its Position, else its place among its parent's variations
+    variant: [
+      'sku',
+      'position',
+      ...present(COMMON_PATHS),
+      ...(cols.role.images ? ['imageId'] : []),
+      ...shipping,
+      ...options,
+    ],
+    // media ids and names are made up (img-1, the URL's file name), and Images has no alt text:
+    // a stored image keeps its own
+    media: ['src', 'position'],
+    // without a Name column a variation's title is made of its attribute values
+    fromOptions: cols.role.name ? [] : ['title.value'],
+  });
 }
 
 interface Row {
@@ -497,6 +553,7 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
 
   // SKUs given in the file are claimed before any is derived
   const taken = given ?? skusOfRows(rows);
+  const carried = carriedBy(cols);
 
   const firstRow = new Map<number, { group: Group } | ParsedProduct>();
   for (const g of groups) firstRow.set(g.parent.rec.row, { group: g });
@@ -516,7 +573,7 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
       const sku = typeof body.sku === 'string' ? body.sku : null;
       return problems.list.length
         ? { rows: rowNumbers, sku, body: null, errors: problems.list }
-        : { rows: rowNumbers, sku, body, errors: [] };
+        : { rows: rowNumbers, sku, body, errors: [], carried };
     });
 }
 
@@ -524,7 +581,6 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
 // writing
 // ---------------------------------------------------------------------------------------------
 
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
 const published = (s: unknown) => (s === 'active' ? '1' : s === 'disabled' ? '0' : '-1');
 const money = (price: number | undefined, compareAt: number | undefined) =>
   compareAt !== undefined
@@ -544,10 +600,12 @@ type Shipping =
 function shippingCells(s: Shipping): Record<string, string> {
   const d = s?.dimensions;
   const inch = (n: number | undefined) =>
-    n === undefined ? '' : formatNumber(round(n * (ownEntry(TO_IN, d?.unit ?? 'in') ?? 1)));
+    n === undefined ? '' : formatNumber(roundMeasure(n * (ownEntry(TO_IN, d?.unit ?? 'in') ?? 1)));
   return {
     'Weight (lbs)':
-      s?.weight === undefined ? '' : formatNumber(round(s.weight * (ownEntry(TO_LB, s.weightUnit ?? 'lb') ?? 1))),
+      s?.weight === undefined
+        ? ''
+        : formatNumber(roundMeasure(s.weight * (ownEntry(TO_LB, s.weightUnit ?? 'lb') ?? 1))),
     'Length (in)': inch(d?.length),
     'Width (in)': inch(d?.width),
     'Height (in)': inch(d?.height),
