@@ -1,4 +1,5 @@
 import { ObjectId, type Filter, type UpdateFilter } from 'mongodb';
+import { isDeepStrictEqual } from 'node:util';
 import { untilWritten } from '../db/until-written';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
@@ -214,6 +215,9 @@ export class Customers {
               touched.add(nextKey);
             }
           }
+          const update = changes(patch, email);
+          // a PATCH that sends what the customer holds is no change: no new version, no event
+          if (changesNothing(current, update)) return current;
           try {
             return await recordAround(
               this.tenantDb,
@@ -221,7 +225,7 @@ export class Customers {
               async () => {
                 const written = await this.col.findOneAndUpdate(
                   { _id, version: current.version, redactedAt: { $exists: false } } as Filter<CustomerDoc>,
-                  changes(patch, email),
+                  update,
                   { returnDocument: 'after' },
                 );
                 if (!written) throw new Changed();
@@ -387,6 +391,16 @@ export class Customers {
 }
 
 /** The update a patch makes (`email` is the e-mail the customer will hold, already resolved). */
+/** Whether `update` (of `changes`) would leave every field of `current` as it is. */
+function changesNothing(current: CustomerDoc, update: UpdateFilter<CustomerDoc>): boolean {
+  const { updatedAt: _u, ...set } = (update.$set ?? {}) as Record<string, unknown>;
+  const held = current as unknown as Record<string, unknown>;
+  return (
+    Object.entries(set).every(([k, v]) => isDeepStrictEqual(held[k], v)) &&
+    Object.keys(update.$unset ?? {}).every((k) => held[k] === undefined)
+  );
+}
+
 function changes(patch: CustomerPatch, email: string | undefined): UpdateFilter<CustomerDoc> {
   const $set: Record<string, unknown> = { updatedAt: new Date() };
   const $unset: Record<string, ''> = {};
