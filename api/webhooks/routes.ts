@@ -364,9 +364,12 @@ export const webhookRoutes = defineRoutes([
       const since = new Date(body.since);
       const until = body.until ? new Date(body.until) : new Date();
       if (until < since)
-        throw errors.invalidInput('Invalid body: until is before since', [
-          { field: 'until', message: 'is before since' },
-        ]);
+        // without until, it is now: the since sent is the one in the future
+        throw body.until
+          ? errors.invalidInput('Invalid body: until is before since', [{ field: 'until', message: 'is before since' }])
+          : errors.invalidInput('Invalid body: since is in the future', [
+              { field: 'since', message: 'is in the future' },
+            ]);
       const endpoint = await endpoints(ctx).require(ctx.params.id);
       const done = await deliveries(ctx).recover(endpoint, since, until);
       ctx.status = 202;

@@ -342,6 +342,11 @@ describe('delivery', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.field).toBe('until');
     expect((await own.post(`/webhooks/${mine.id}/recover`, { since: 'yesterday' })).status).toBe(400);
+    // without until (now), a since in the future is the field refused
+    const future = await own.post(`/webhooks/${mine.id}/recover`, {
+      since: new Date(Date.now() + 3600_000).toISOString(),
+    });
+    expect([future.status, future.body.field]).toEqual([400, 'since']);
   });
 
   test('resend delivers one event again with the same webhook-id', async () => {
