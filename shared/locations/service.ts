@@ -380,13 +380,19 @@ export class LocationService {
         `Location ${id} is the origin or destination of transfers not yet received (${open.map((t) => t._id).join(', ')}); receive or cancel them first`,
         { openTransfers: open.map((t) => t._id) },
       );
-    // an order that may still take stock here (pending) or give it back (accepted, preparing)
+    // an order that may still take stock here (pending) or give it back (accepted, preparing, or
+    // cancelled with its stock not yet returned)
     const orderList = await this.tenantDb
       .collection(orders)
       .find(
         {
-          orderStatus: { $in: ['pending', 'accepted', 'preparing'] },
-          $or: [{ locationId: id }, { 'stock.locationId': id }],
+          $or: [
+            {
+              orderStatus: { $in: ['pending', 'accepted', 'preparing'] },
+              $or: [{ locationId: id }, { 'stock.locationId': id }],
+            },
+            { stockReturnPending: true, 'stock.locationId': id },
+          ],
         } as never,
         { projection: { _id: 1 }, limit: 5 },
       )

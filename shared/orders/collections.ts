@@ -75,6 +75,11 @@ export interface OrderDoc {
   /** Set with the move to accepted; absent on orders accepted before orders moved stock. */
   stock?: OrderStockEffects;
   /**
+   * Set by the move to cancelled of an order that took stock, cleared once it is returned: until
+   * then the order holds its stock's location against a delete (the return would land nowhere).
+   */
+  stockReturnPending?: boolean;
+  /**
    * The last redaction of its customer fields: whose, and when (each redaction sets a new `at`,
    * which a write of customer fields checked before it is guarded by). Not shown.
    */

@@ -380,7 +380,14 @@ export class OrderStock {
       });
       const doc = await this.orders.findOneAndUpdate(
         { _id: order._id, orderStatus: order.orderStatus },
-        { $set: { orderStatus: 'cancelled', updatedAt: ev.timestamp }, $push: { audit: ev } } as never,
+        {
+          $set: {
+            orderStatus: 'cancelled',
+            updatedAt: ev.timestamp,
+            ...(order.stock ? { stockReturnPending: true } : {}),
+          },
+          $push: { audit: ev },
+        } as never,
         { returnDocument: 'after' },
       );
       if (doc) return { outcome: await this.announced(doc, eventId, order.orderStatus), stock: doc.stock ?? null };
@@ -408,6 +415,9 @@ export class OrderStock {
       materials: effects.consumptionId ? ((taken?.details.materials as unknown[] | undefined) ?? []) : [],
       consumptionId: effects.consumptionId,
     });
-    await this.orders.updateOne({ _id: _id!, 'audit.id': { $ne: ev.id } } as never, { $push: { audit: ev } } as never);
+    await this.orders.updateOne(
+      { _id: _id!, 'audit.id': { $ne: ev.id } } as never,
+      { $push: { audit: ev }, $unset: { stockReturnPending: '' } } as never,
+    );
   }
 }
