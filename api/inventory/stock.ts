@@ -132,6 +132,8 @@ export const stockRoutes = defineRoutes([
   {
     method: 'put',
     path: '/inventory/location/:locationId/product/:sku',
+    // the ledger keeps the key (the movement's); the route checks its form
+    idempotency: 'native',
     summary:
       'Set the stock of one SKU at one location; recorded as a ledger movement. An Idempotency-Key makes a retry answer the first result',
     tags: ['inventory'],

@@ -47,6 +47,8 @@ const lineOf = (f: InputFailure) => f.field.split('.').slice(0, 2).join('.');
 const actionRoute = (action: TransferAction, summary: string): RouteSpec => ({
   method: 'post',
   path: `/inventory/transfers/:id/${action}`,
+  // the use case keeps the key (the action's Update id); the route checks its form
+  idempotency: 'native',
   summary,
   tags: ['inventory'],
   auth: transfer,
