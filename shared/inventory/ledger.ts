@@ -106,9 +106,11 @@ export class Ledger {
   }
 
   /**
-   * Moves a balance by `by`, but never below zero (a count's correction: what was counted less
-   * what was expected then, so the movements made since the count stay counted). Applied only on
-   * the balance it was computed from, like `set`.
+   * Moves a balance by `by`, but never from zero or above to below zero (a count's correction:
+   * what was counted less what was expected then, so the movements made since the count stay
+   * counted). A balance already below zero (a product sold short since) moves by `by` as it is:
+   * lifting it to zero would add stock nobody counted. Applied only on the balance it was
+   * computed from, like `set`.
    */
   shift(
     input: Omit<MovementInput, 'delta'> & { by: number; observedAt?: Date },
@@ -118,7 +120,11 @@ export class Ledger {
     const { observedAt } = input;
     const superseded =
       observedAt && (() => this.observedSince(input.sku, input.locationId, observedAt, input.idempotencyKey));
-    return this.settle(input, (current) => Math.max(0, current + input.by), superseded);
+    return this.settle(
+      input,
+      (current) => (current < 0 ? current + input.by : Math.max(0, current + input.by)),
+      superseded,
+    );
   }
 
   /**
