@@ -2,6 +2,7 @@ import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { newId } from '../ids';
+import { reused } from '../idempotency/keys';
 import { inBatch, type Outcome } from '../db/group-commit';
 import { recordEvent } from '../webhooks/events';
 import { levelId, stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
@@ -102,7 +103,7 @@ export class Ledger {
     if (!Number.isFinite(input.target) || input.target < 0) throw negativeStock();
     // a set that confirms the balance is recorded too (a movement of 0): its key is bound to it,
     // and a count that saw the shelf before it yields to it
-    return this.settle(input, () => input.target, undefined, true);
+    return this.settle(input, () => input.target, undefined, true, input.target);
   }
 
   /**
@@ -158,10 +159,14 @@ export class Ledger {
     targetOf: (current: number) => number,
     superseded?: () => Promise<string | null>,
     recordNoop = false,
+    /** A set's target: its key names a movement to it, and to no other (see tryApply). */
+    fixedTarget?: number,
   ): Promise<{ movement: StockMovement | null; onHand: number; supersededBy?: string }> {
     const key = input.idempotencyKey;
     if (key) {
       const done = await this.movements.findOne({ _id: this.movementId(key) });
+      if (done?.expect !== undefined && fixedTarget !== undefined && done.expect + done.delta !== fixedTarget)
+        throw reused(); // another set's key (see tryApply)
       // applied long ago (its balance after it not kept): the balance now
       if (done?.status === 'applied')
         return { movement: done, onHand: done.balanceAfter ?? (await this.onHand(input.sku, input.locationId)) };
@@ -172,7 +177,7 @@ export class Ledger {
       if (by) return { movement: null, onHand: current, supersededBy: by };
       const target = targetOf(current);
       if (current === target && !recordNoop) return { movement: null, onHand: current };
-      const result = await this.tryApply({ ...input, delta: target - current }, current);
+      const result = await this.tryApply({ ...input, delta: target - current }, current, fixedTarget);
       if (result !== 'stale') return { movement: result, onHand: result.balanceAfter ?? target };
     }
     throw new AppError(409, 'conflict', `The stock of ${input.sku} at ${input.locationId} keeps changing; retry`);
@@ -192,13 +197,21 @@ export class Ledger {
     return `${this.tenantDb.tenantId}:${key}`;
   }
 
-  private async tryApply(input: MovementInput, expect?: number): Promise<StockMovement | 'stale'> {
+  private async tryApply(
+    input: MovementInput,
+    expect?: number,
+    fixedTarget?: number,
+  ): Promise<StockMovement | 'stale'> {
     if (!Number.isFinite(input.delta))
       throw new AppError(400, 'bad-request/invalid-stock', 'A stock change must be a number', { field: 'stock' });
     const key = input.idempotencyKey ?? newId('mov');
     const _id = this.movementId(key);
     // a fresh key cannot have a movement yet: one read saved on every keyless movement
     const existing = input.idempotencyKey ? await this.movements.findOne({ _id }) : null;
+    // a set's movement names its target: another target under the key is another request (two
+    // sent at once, both past the caller's check), which must not replan the first one's movement
+    if (existing?.expect !== undefined && fixedTarget !== undefined && existing.expect + existing.delta !== fixedTarget)
+      throw reused();
     if (existing?.status === 'applied') return existing;
     if (existing?.status === 'rejected') throw insufficientStock(existing.sku, existing.locationId, 0, -existing.delta);
     if (existing && expect !== undefined && (existing.expect !== expect || existing.delta !== input.delta))
