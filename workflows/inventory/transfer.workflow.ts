@@ -2,6 +2,7 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
+  patched,
   proxyActivities,
   setHandler,
   type RetryPolicy,
@@ -23,6 +24,8 @@ import {
   type TransferStatus,
 } from '../../shared/inventory/transfer-rules';
 
+const RECORDS_IN_ORDER = 'transfer-records-in-order';
+
 const retry: RetryPolicy = { initialInterval: '1 second', maximumInterval: '20 seconds' };
 // a refusal (insufficient stock) comes back as a non-retryable failure (activities/index.ts)
 const acts = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
@@ -40,6 +43,17 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
   let state: TransferLiveState = 'pending';
   let receiveAttempt = 0;
   const ref = { tenantId: input.tenantId, transferId: input.transferId };
+  // The record is written in the order the state moved: an approve and a cancel taken at once
+  // each wrote it from its own activity, and the approve's landing last left a cancelled
+  // transfer recorded approved. Executions started before this keep writing at once (replay).
+  const inOrder = patched(RECORDS_IN_ORDER);
+  let recorded: Promise<unknown> = Promise.resolve();
+  const record = (args: Parameters<Activities['recordTransfer']>[0]) => {
+    if (!inOrder) return acts.recordTransfer(args);
+    const write = recorded.then(() => acts.recordTransfer(args));
+    recorded = write.catch(() => undefined);
+    return write;
+  };
 
   const allowed = (action: TransferAction) => {
     if (!(TRANSFER_MOVES[action].from as TransferLiveState[]).includes(state)) {
@@ -66,7 +80,7 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       allowed('approve');
       state = 'approved';
       const e = event('approve', 'pending', args);
-      await acts.recordTransfer({ ...ref, set: { status: 'approved', approvedAt: e.at }, event: e });
+      await record({ ...ref, set: { status: 'approved', approvedAt: e.at }, event: e });
       return { status: 'approved' as const };
     },
     { validator: (_args: TransferActionArgs) => allowed('approve') },
@@ -92,7 +106,7 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       }
       state = 'received';
       const e = event('receive', 'approved', args);
-      await acts.recordTransfer({
+      await record({
         ...ref,
         set: { status: 'received', receivedAt: e.at, receiveKey: args.idempotencyKey ?? null },
         event: e,
@@ -108,7 +122,7 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       const from = state;
       state = 'cancelled';
       const e = event('cancel', from, args);
-      await acts.recordTransfer({
+      await record({
         ...ref,
         set: { status: 'cancelled', cancelledAt: e.at, cancelReason: args.reason ?? null },
         event: e,
