@@ -52,7 +52,13 @@ test('SIGTERM mid-activity: the activity completes once, the worker exits 0, the
     'job processing',
     async () => (await tenant.collection(jobs).findOne({ _id: job._id }))?.status === 'processing',
   );
-  await new Promise((r) => setTimeout(r, 500)); // the activity is now in hand
+  // the ping activity is in hand (started on the first worker), whatever the machine's load
+  await waitFor('the ping activity started', async () => {
+    const described = await deps.temporal.workflow.getHandle(job.workflowId).describe();
+    return (described.raw.pendingActivities ?? []).some(
+      (a) => a.activityType?.name === 'ping' && Number(a.state) === 2, // PENDING_ACTIVITY_STATE_STARTED
+    );
+  });
 
   first.child.kill('SIGTERM');
   expect(await first.exited).toBe(0);
