@@ -113,3 +113,18 @@ export class InventoryHandlers {
     return this.get(id);
   }
 }
+
+/**
+ * A transfer changes the balances of its SKUs at both locations by hand: one an integration
+ * manages (by SKU or by location) is refused, 403 forbidden/inventory-handler, as a stock PUT is.
+ * Checked at create and again before a receive moves anything (a handler made since).
+ */
+export async function refuseManaged(
+  tenantDb: TenantDb,
+  skus: string[],
+  originId: string,
+  destinationId: string,
+): Promise<void> {
+  for (const sku of skus)
+    for (const locationId of [originId, destinationId]) await assertManualEdit(tenantDb, sku, locationId);
+}
