@@ -43,7 +43,9 @@ const onHand = async (sku: string) => (await api.get(`/inventory/location/${A}/p
 async function countOne(sku: string, counted: number) {
   const c = await api.post('/inventory/counts', { name: `c ${sku}`, locationId: A, countType: 'spot' });
   expect(c.status).toBe(201);
-  const put = await api.put(`/inventory/counts/${c.body.id}/items`, { countItems: [{ sku, countedQuantity: counted }] });
+  const put = await api.put(`/inventory/counts/${c.body.id}/items`, {
+    countItems: [{ sku, countedQuantity: counted }],
+  });
   expect(put.status).toBe(200);
   return c.body.id as string;
 }
