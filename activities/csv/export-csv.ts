@@ -8,7 +8,7 @@ import type { ActivityDeps } from '../index';
 import { prefetching } from '../../shared/db/prefetch';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { jobs, RUNNING_JOB_STATUSES } from '../../shared/jobs/collection';
-import { layoutFor } from '../../shared/csv/layouts/index';
+import { ExportColumns, layoutFor } from '../../shared/csv/layouts/index';
 import { csvHeader, csvLine } from '../../shared/csv/lines';
 import { selectionFilter } from '../../shared/csv/select';
 import type { ExportInput, ExportResult } from '../../shared/csv/messages';
@@ -56,8 +56,21 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
     const total = await col.countDocuments(filter);
     heartbeat(0);
 
+    // a layout whose columns repeat per item (WooCommerce's Attribute N) needs a first pass over
+    // the fields that say how many, so the header (written first) holds every product's
+    const header = new ExportColumns(layout);
+    if (layout.repeated) {
+      const projection = Object.fromEntries(layout.repeated.reads.map((f) => [f, 1]));
+      for await (const doc of col.find(filter, { projection })) {
+        if (signal.aborted) throw signal.reason;
+        header.add(doc);
+        heartbeat(0); // throttled by the SDK
+      }
+    }
+    const columns = header.columns;
+
     const body = new PassThrough();
-    body.write(csvHeader(layout.columns));
+    body.write(csvHeader(columns));
     const upload = new Upload({
       client: s3,
       params: { Bucket: bucket, Key: key, Body: body, ContentType: 'text/csv', ServerSideEncryption: 'AES256' },
@@ -91,7 +104,7 @@ export function exportCsv({ db, s3, config }: ActivityDeps) {
         if (signal.aborted) throw signal.reason;
         let lines = '';
         for (const record of layout.toRecords(presentProduct(BSON.deserialize(raw) as ProductDoc))) {
-          lines += csvLine(layout.columns, record);
+          lines += csvLine(columns, record);
           rows++;
         }
         // the upload's end (a failure) or a cancellation wakes a writer waiting for room too

@@ -131,7 +131,10 @@ export function importActivities({ db, s3, config, log }: ActivityDeps) {
         return {
           ...none,
           chunks,
-          totalRows: read.rows,
+          // blank records make nothing and are counted nowhere (as in a sync import): the
+          // workflow counts the rows of an all-or-nothing import that does not write as skipped
+          // from this total. Over the row cap, the file's own count says by how much.
+          totalRows: read.exceedsRowCap ? read.rows : read.productRows,
           exceedsRowCap: read.exceedsRowCap,
           exceedsVariantCap: read.exceedsVariantCap,
         };

@@ -111,6 +111,10 @@ export async function planImport(
   },
 ): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
+  // the SKUs of rows refused on their own (a variation with a bad Type, a Shopify row without a
+  // handle): the product they belong to is written without them, and must keep its stored
+  // variants of those SKUs rather than lose them (an async chunk sees the rows it holds)
+  const refused = new Set(parsed.flatMap((p) => (p.body === null && p.sku ? [p.sku.toUpperCase()] : [])));
   const plans = await mapLimit(parsed, PLAN_CONCURRENCY, async (p, index): Promise<Plan> => {
     if (p.errors.length || !p.body) return { kind: 'error', parsed: p, messages: p.errors };
     const sku = String(p.body.sku ?? '')
@@ -143,7 +147,7 @@ export async function planImport(
               messages: [`SKU ${sku} is given to another product of this file too (${owner.productId})`],
             };
         }
-        const product = await catalog.prepare(mergeWithStored(current, p, opts.fieldsToUpdate));
+        const product = await catalog.prepare(mergeWithStored(current, p, opts.fieldsToUpdate, refused));
         const before = comparable(current);
         const after = comparable(product);
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));

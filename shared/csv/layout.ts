@@ -49,6 +49,26 @@ export interface Carried {
    */
   fromOptions?: string[][];
   /**
+   * Product paths the rows give as they give a variant's (the commerce columns of Shopify's one
+   * row of a product without variants, a WooCommerce parent's prices and type): with
+   * `blankClears`, one the rows leave blank clears the stored value as a variant's does. Other
+   * product fields left blank altogether (Vendor, Tags) stay.
+   */
+  cleared?: string[][];
+  /**
+   * Parts the layout writes lossily, several stored values as one cell (the product type as
+   * Shopify's Requires shipping, as WooCommerce's virtual and downloadable flags): while the
+   * cell the export writes for the stored product (or variant) is the one it writes for the
+   * file's, the stored parts at `paths` stay, so a service product does not come back digital.
+   * The cells are the layout's `lossyCells` (named by format: an async import stages this as JSON).
+   */
+  lossy?: { format: Layout['format']; paths: string[][] };
+  /**
+   * Whether the layout makes variant positions up from the order of the rows (Shopify): matched
+   * variants keep their stored positions while the file keeps their order.
+   */
+  positionsFromOrder?: boolean;
+  /**
    * Whether a carried part the rows leave blank clears the stored one. The platform layouts say
    * yes: their exports write a blank for "none" (no compare-at price, no barcode), so a blank
    * cell must clear, as it did when their variants were replaced whole. In native an empty cell
@@ -62,8 +82,24 @@ export type PresentedProduct = Record<string, any>;
 
 export interface Layout {
   format: 'native' | 'shopify' | 'woocommerce';
+  /** The cell the export writes for the parts a file carries lossily (Carried.lossy). */
+  lossyCells?: {
+    product(p: Record<string, any>): string;
+    variant(v: Record<string, any>, p: Record<string, any>): string;
+  };
   /** Every column, in template and export order. */
   columns: string[];
+  /**
+   * For a layout whose columns repeat per item (WooCommerce's Attribute N, Download N): how many
+   * of each a product needs, and the columns for the most any exported product needs (an export
+   * writes `columns(max widths)` instead of `columns`; see exportColumns). `reads` are the
+   * product fields `widths` looks at: an async export reads only those in a first pass.
+   */
+  repeated?: {
+    reads: string[];
+    widths(product: PresentedProduct): number[];
+    columns(widths: number[]): string[];
+  };
   /**
    * Groups records into products. Records of one product need not be adjacent, and a child
    * (variant, variation) may come before its parent.

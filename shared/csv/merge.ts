@@ -1,6 +1,7 @@
 import { contentOf } from '../products/content';
 import type { ProductDoc } from '../products/types';
 import type { Carried, ParsedProduct } from './layout';
+import { layoutFor } from './layouts/index';
 import { GRAMS_PER, MILLIMETRES_PER, mediaId, ownEntry, withinMeasureRounding } from './layouts/values';
 import { deletePath, getPath, isObj, setPath } from './paths';
 
@@ -27,14 +28,27 @@ type Obj = Record<string, any>;
 
 /**
  * The import's body over the stored product: the fields the file carries (or only those in
- * fieldsToUpdate) replace the stored ones; the rest stay.
+ * fieldsToUpdate) replace the stored ones; the rest stay. A stored variant with one of
+ * `refusedSkus` (rows of the file the layout refused) is kept even though the body lacks it.
  */
-export function mergeWithStored(current: ProductDoc, p: ParsedProduct, fieldsToUpdate?: string[]): Obj {
+export function mergeWithStored(
+  current: ProductDoc,
+  p: ParsedProduct,
+  fieldsToUpdate?: string[],
+  refusedSkus: ReadonlySet<string> = new Set(),
+): Obj {
   const body = p.body!;
   const carried = p.carried;
-  const merged = contentOf(current) as Obj;
-  const fields = Object.keys(body).filter((k) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku');
+  const stored = contentOf(current) as Obj;
+  const merged = { ...stored }; // (nested members are copied before they are changed: see keepStored)
+  const wanted = (k: string) => !fieldsToUpdate || fieldsToUpdate.includes(k) || k === 'sku';
+  const fields = Object.keys(body).filter(wanted);
   for (const k of fields) merged[k] = mergeField(k, merged[k], body, carried);
+  // a product's commerce columns left blank clear what is stored, as a variant's do (the
+  // platforms' exports write a blank for "no compare-at price", "no barcode")
+  if (carried?.blankClears)
+    for (const path of carried.cleared ?? [])
+      if (wanted(path[0]) && getPath(body, path) === undefined) keepStored(merged, {}, [path]);
   if (fields.includes('shipping')) merged.shipping = withStoredUnits(merged.shipping, current.shipping);
 
   // media first: the file's variants name their images by the ids the file's media had
@@ -44,10 +58,73 @@ export function mergeWithStored(current: ProductDoc, p: ParsedProduct, fieldsToU
   if (Array.isArray(merged.variants) && fields.includes('variants')) {
     const imageIds = media?.ids ?? new Map<string, string>();
     merged.variants = (merged.variants as unknown[]).map((v) =>
-      isObj(v) ? mergeVariant(withImageIds(v, imageIds), current, carried) : v,
+      isObj(v) ? mergeVariant(withImageIds(v, imageIds), current, body, carried) : v,
     );
+    if (carried?.positionsFromOrder) keepStoredPositions(merged.variants as unknown[], current);
+    // a variant whose row the import refused is not one the file leaves out: it stays as stored
+    const given = new Set((merged.variants as unknown[]).map((v) => (isObj(v) ? String(v.sku).toUpperCase() : '')));
+    for (const old of current.variants)
+      if (refusedSkus.has(old.sku) && !given.has(old.sku)) (merged.variants as unknown[]).push(old);
   }
+  const lossy = carried?.lossy;
+  const cells = lossy && layoutFor(lossy.format).lossyCells;
+  if (lossy && cells && cells.product(stored) === cells.product(body))
+    keepStored(
+      merged,
+      stored,
+      lossy.paths.filter((path) => wanted(path[0])),
+    );
+  keepLineEnds(merged, stored);
   return merged;
+}
+
+/**
+ * `out` with `from`'s values (or their absence) at `paths`. A nested member of `out` is copied
+ * first: it may be the stored product's own, which the import compares with afterwards.
+ */
+function keepStored(out: Obj, from: Obj, paths: string[][]): void {
+  for (const path of paths) {
+    if (path.length > 1 && isObj(out[path[0]])) out[path[0]] = structuredClone(out[path[0]]);
+    const v = getPath(from, path);
+    if (v === undefined) deletePath(out, path);
+    else setPath(out, path, structuredClone(v));
+  }
+}
+
+/**
+ * Texts (a title, a description) that differ from the stored ones only in their line ends keep
+ * the stored ones: a layout or a spreadsheet may rewrite CRLF as LF (WooCommerce's literal \n
+ * is read back as LF), and that is no edit.
+ */
+function keepLineEnds(merged: Obj, stored: Obj): void {
+  const lf = (text: string) => text.replace(/\r\n?/g, '\n');
+  for (const [k, v] of Object.entries(merged)) {
+    const was = stored[k];
+    if (!isObj(v) || !isObj(was) || typeof v.value !== 'string' || typeof was.value !== 'string') continue;
+    if (v.value !== was.value && lf(v.value) === lf(was.value)) merged[k] = { ...v, value: was.value };
+  }
+}
+
+/**
+ * Variant positions a layout makes up from the order of its rows (0, 1, …) are no change while
+ * that order is the stored one: every variant of the file matched by SKU keeps its stored
+ * position (which may start elsewhere than 0, or skip numbers). A file that reorders them, or
+ * adds one, gives its positions.
+ */
+function keepStoredPositions(variants: unknown[], current: ProductDoc): void {
+  const storedOf = variants.map((v) =>
+    isObj(v) ? current.variants.find((o) => o.sku === String(v.sku).toUpperCase()) : undefined,
+  );
+  if (storedOf.some((o) => o === undefined)) return;
+  const order = (position: (i: number) => number) =>
+    variants
+      .map((_, i) => i)
+      .sort((a, b) => position(a) - position(b) || a - b)
+      .join(',');
+  const sent = (i: number) => Number((variants[i] as Obj).position ?? 0);
+  const was = (i: number) => storedOf[i]!.position ?? 0;
+  if (order(sent) !== order(was)) return;
+  variants.forEach((v, i) => ((v as Obj).position = storedOf[i]!.position));
 }
 
 /** One top-level field of the body over the stored one: the parts the file carries of it replace the stored ones. */
@@ -73,7 +150,7 @@ function withCarried(stored: unknown, sent: Obj, paths: string[][], blankClears 
 }
 
 /** A variant of the file over the stored variant with its SKU (none: the file's variant as it is). */
-function mergeVariant(sent: Obj, current: ProductDoc, carried: Carried | undefined): Obj {
+function mergeVariant(sent: Obj, current: ProductDoc, body: Obj, carried: Carried | undefined): Obj {
   const old = current.variants.find((o) => o.sku === String(sent.sku).toUpperCase());
   if (!old) return sent;
   if (!carried) return sent.id === undefined ? { ...sent, id: old.id } : sent;
@@ -83,6 +160,9 @@ function mergeVariant(sent: Obj, current: ProductDoc, carried: Carried | undefin
   if (carried.fromOptions?.length && !sameOptionValues(sent.options, old.options))
     kept = withCarried(kept, sent, carried.fromOptions);
   if (kept.shipping !== undefined) kept.shipping = withStoredUnits(kept.shipping, old.shipping);
+  const lossy = carried.lossy;
+  const cells = lossy && layoutFor(lossy.format).lossyCells;
+  if (lossy && cells && cells.variant(old, current) === cells.variant(sent, body)) keepStored(kept, old, lossy.paths);
   return kept;
 }
 

@@ -24,6 +24,11 @@ const HAS_OTHER_CELLS = '\u0000other';
 export interface StreamedFile {
   /** Records in the file (the header aside). */
   rows: number;
+  /**
+   * Records that make a product or a refused row: `rows` without the blank ones (a spreadsheet's
+   * row of empty cells), which make nothing and are counted nowhere, as in a sync import.
+   */
+  productRows: number;
   /** Products (or refused rows) handed to `sink`. */
   products: number;
   exceedsRowCap: boolean;
@@ -78,12 +83,14 @@ export async function streamProducts(
       values[HAS_OTHER_CELLS] = 'x';
     cut.push({ row: record.row, values });
   }
-  if (rows > limits.maxRows) return { rows, products: 0, exceedsRowCap: true, exceedsVariantCap: false };
+  if (rows > limits.maxRows)
+    return { rows, productRows: rows, products: 0, exceedsRowCap: true, exceedsVariantCap: false };
   const groups = layout.parse(cut).map((p) => p.rows);
+  const productRows = groups.reduce((sum, g) => sum + g.length, 0);
   const taken = layout.givenSkus(cut);
   cut.length = 0;
   if (groups.some((g) => g.length > limits.maxVariantsPerProduct))
-    return { rows, products: 0, exceedsRowCap: false, exceedsVariantCap: true };
+    return { rows, productRows, products: 0, exceedsRowCap: false, exceedsVariantCap: true };
 
   // pass 2: whole records, one product at a time
   const groupOfRow = new Int32Array(rows + 2).fill(-1);
@@ -125,5 +132,5 @@ export async function streamProducts(
   if (next < groups.length)
     throw new Error(`the object changed between reads: ${groups.length - next} products lack rows`);
   await flush();
-  return { rows, products: handed, exceedsRowCap: false, exceedsVariantCap: false };
+  return { rows, productRows, products: handed, exceedsRowCap: false, exceedsVariantCap: false };
 }

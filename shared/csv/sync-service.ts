@@ -4,7 +4,7 @@ import { products } from '../products/collections';
 import { presentProduct } from '../products/present';
 import type { ProductDoc } from '../products/types';
 import { applyImport, countPlans, planImport, type ImportCounts, type Plan, type RowError } from './import';
-import { layoutFor } from './layouts/index';
+import { ExportColumns, layoutFor } from './layouts/index';
 import { SYNC_EXPORT_MAX, SYNC_MAX_BYTES, SYNC_MAX_ROWS } from './limits';
 import { toCsvText } from './parse';
 import { readProducts } from './read';
@@ -141,11 +141,14 @@ export class CsvSync {
         `More than ${SYNC_EXPORT_MAX} products: use the async export (POST /products/bulk/csv/export)`,
       );
     }
+    const presented = docs.map((d) => presentProduct(d));
+    const columns = new ExportColumns(layout);
+    for (const p of presented) columns.add(p);
     return {
       filename: `products-${req.format}-${today.toISOString().slice(0, 10)}.csv`,
       text: toCsvText(
-        layout.columns,
-        docs.flatMap((d) => layout.toRecords(presentProduct(d))),
+        columns.columns,
+        presented.flatMap((p) => layout.toRecords(p)),
       ),
     };
   }

@@ -85,6 +85,7 @@ describe.each(cases)('%s', (name, layout) => {
     expect(got).toEqual(whole.parsed);
     expect(info).toEqual({
       rows: whole.rows,
+      productRows: whole.parsed.reduce((n, p) => n + p.rows.length, 0),
       products: whole.parsed.length,
       exceedsRowCap: false,
       exceedsVariantCap: false,
@@ -109,6 +110,7 @@ test('native: rows of one product apart, a row without SKU, blank records, mappi
   expect(got).toEqual(whole.parsed);
   expect(got.map((p) => p.rows)).toEqual([[2, 6], [3], [4]]); // row 5, all empty, is no product
   expect(file.rows).toBe(5);
+  expect(file.productRows).toBe(4); // the blank record is counted nowhere
 });
 
 test('Shopify: derived SKUs avoid SKUs given later in the file, as in a whole-file parse', async () => {
@@ -146,11 +148,23 @@ test('over the row cap: counted, nothing handed on; over the variant cap likewis
     [1, 2, 3, 4].map((v) => ({ sku: 'P', title: 'P', price: '1', 'variant.sku': `P-${v}` })),
   );
   const rowCap = await streamed(text, nativeLayout, undefined, { maxRows: 3, maxVariantsPerProduct: 500 });
-  expect(rowCap.file).toEqual({ rows: 4, products: 0, exceedsRowCap: true, exceedsVariantCap: false });
+  expect(rowCap.file).toEqual({
+    rows: 4,
+    productRows: 4,
+    products: 0,
+    exceedsRowCap: true,
+    exceedsVariantCap: false,
+  });
   expect(rowCap.got).toEqual([]);
   expect(rowCap.opens).toBe(1);
   const variantCap = await streamed(text, nativeLayout, undefined, { maxRows: 10, maxVariantsPerProduct: 3 });
-  expect(variantCap.file).toEqual({ rows: 4, products: 0, exceedsRowCap: false, exceedsVariantCap: true });
+  expect(variantCap.file).toEqual({
+    rows: 4,
+    productRows: 4,
+    products: 0,
+    exceedsRowCap: false,
+    exceedsVariantCap: true,
+  });
   expect(variantCap.got).toEqual([]);
 });
 

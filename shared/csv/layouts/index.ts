@@ -1,5 +1,5 @@
 import { AppError } from '../../errors/catalog';
-import type { Layout } from '../layout';
+import type { Layout, PresentedProduct } from '../layout';
 import { nativeLayout } from './native';
 import { shopifyLayout } from './shopify';
 import { woocommerceLayout } from './woocommerce';
@@ -30,4 +30,21 @@ export function layoutFor(format: string | undefined): Layout {
       },
     );
   return layout;
+}
+
+/**
+ * What an export's columns must hold: the widest of each repeated group its products need
+ * (Layout.repeated). Fed one product at a time, so an async export need not hold them.
+ */
+export class ExportColumns {
+  private widths: number[] = [];
+  constructor(private readonly layout: Layout) {}
+
+  add(product: PresentedProduct): void {
+    this.layout.repeated?.widths(product).forEach((w, i) => (this.widths[i] = Math.max(this.widths[i] ?? 0, w)));
+  }
+
+  get columns(): string[] {
+    return this.layout.repeated ? this.layout.repeated.columns(this.widths) : this.layout.columns;
+  }
 }

@@ -191,8 +191,11 @@ export const nativeLayout: Layout = {
     // rows of one product share its sku; they need not be adjacent
     const groups = new Map<string, CsvRecord[]>();
     const out: ParsedProduct[] = [];
-    // what the header carries: an update writes these parts and keeps the others
-    const header = new Set(records.length ? Object.keys(records[0].values) : []);
+    // what the header carries: an update writes these parts and keeps the others. Every
+    // record's columns, not the first one's: a tool that drops trailing empty cells writes short
+    // records, and a short first one must not hide a column the later ones give (the async
+    // import parses each product from its own records, so this is the same there)
+    const header = new Set(records.flatMap((r) => Object.keys(r.values)));
     const carried = {
       product: productColumns.filter((c) => header.has(c.name)).map((c) => c.keys),
       variant: variantColumns.filter((c) => header.has(c.name)).map((c) => c.keys),

@@ -212,18 +212,35 @@ const VARIANT_PATHS: [Role, string[]][] = [
   ['variantImage', ['imageId']],
 ];
 
+/** The product type, read from Requires shipping (FALSE on every row: digital). */
+const TYPE_PATHS: [Role, string[]][] = [['requiresShipping', ['productType']]];
+
 function carriedBy(cols: Columns): Carried {
   const present = (table: [Role, string[]][]) => table.flatMap(([role, paths]) => (cols[role] ? paths : []));
   return carriedPaths({
     // the handle is always read: it is the slug unless it is the SKU in handle form
-    product: ['sku', 'seo.slug', ...present(PRODUCT_PATHS), ...present(COMMERCE_PATHS)],
+    product: ['sku', 'seo.slug', ...present(PRODUCT_PATHS), ...present(COMMERCE_PATHS), ...present(TYPE_PATHS)],
     // a variant's position is its row's place among the handle's variant rows
     variant: ['sku', 'position', ...present(VARIANT_PATHS), ...present(COMMERCE_PATHS)],
     // media ids and names are made up (img-1, the URL's file name): a stored image keeps its own
     media: ['src', 'position', ...(cols.imageAlt ? ['alt.value'] : [])],
     // Shopify has no variant title: the layout makes one of the option values
     fromOptions: ['title.value'],
+    // the commerce columns of a product without variants are its one row's, as a variant's
+    cleared: [...present(COMMERCE_PATHS), ...present(TYPE_PATHS)],
+    // the product type is written as Requires shipping (lossyCells)
+    lossy: { format: 'shopify', paths: ['productType', 'shipping.requiresShipping'] },
+    positionsFromOrder: true,
   });
+}
+
+/**
+ * What the rows of a product with variants carry: its commerce columns are its variants', so a
+ * blank there clears nothing of the product's own (which its export does not write).
+ */
+function withVariants(carried: Carried): Carried {
+  const commerce = new Set(COMMERCE_PATHS.flatMap(([, paths]) => paths));
+  return { ...carried, cleared: carried.cleared?.filter((path) => !commerce.has(path.join('.'))) };
 }
 
 /** The label of a column in messages: its header name and the row. */
@@ -291,9 +308,15 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
   const variantRows = rows.filter((r) => VARIANT_ROLES.some((role) => r.get(role) !== ''));
   if (!variantRows.length)
     problems.add(`handle ${JSON.stringify(handle)}: no variant row (a row with an option value, a SKU or a price)`);
+  // One variant row without options is a product without variants, as Shopify reads it, unless
+  // the Product SKU column names another SKU than the row's: that is how the export writes a
+  // product with one variant that has no options.
+  const productSkuCell = toSku(first('productSku'));
   const simple =
     variantRows.length === 1 &&
-    (isDefaultTitle(variantRows[0]) || VARIANT_ROLES.slice(0, 3).every((role) => variantRows[0].get(role) === ''));
+    (isDefaultTitle(variantRows[0]) ||
+      (VARIANT_ROLES.slice(0, 3).every((role) => variantRows[0].get(role) === '') &&
+        (!productSkuCell || !variantRows[0].get('sku') || productSkuCell === toSku(variantRows[0].get('sku')))));
 
   // --- media: image rows and variant images, in Image Position order
   const media: { src: string; position?: number; alt: string; order: number }[] = [];
@@ -368,7 +391,7 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
     });
 
   // --- the product SKU
-  const skuColumn = toSku(first('productSku'));
+  const skuColumn = productSkuCell;
   const handleSku = toSku(handle);
   let sku: string;
   const body: Record<string, unknown> = {};
@@ -466,7 +489,7 @@ function parseGroup(handle: string, rows: Row[], cols: Columns, taken: Set<strin
   });
 
   if (problems.list.length) return { rows: rowNumbers, sku, body: null, errors: problems.list };
-  return { rows: rowNumbers, sku, body: product, errors: [], carried };
+  return { rows: rowNumbers, sku, body: product, errors: [], carried: simple ? carried : withVariants(carried) };
 }
 
 /** The handle a product is exported under when it has no seo.slug: its SKU in handle form. */
@@ -478,6 +501,23 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
   const cols = resolveColumns(columnsOf(records));
   const groups = new Map<string, { handle: string; rows: Row[] }>();
   const out: (ParsedProduct | { group: string })[] = [];
+  // Rows of one handle are one product, unless the Product SKU column (which the export writes
+  // on each product's first row) names two products under one handle: a slug may be another
+  // product's SKU in handle form. A row that names no product SKU joins the product its handle
+  // last named (the export writes a product's rows together).
+  const named = new Map<string, string>(); // handle → the group its rows last named
+  const keyOf = new Map<string, string>(); // handle and product SKU → its group
+  const groupKey = (handle: string, productSku: string) => {
+    if (!productSku) return named.get(handle) ?? handle;
+    const id = `${handle}\n${productSku}`;
+    let key = keyOf.get(id);
+    if (key === undefined) {
+      key = named.has(handle) ? id : handle; // the first product named under a handle keeps its group
+      keyOf.set(id, key);
+    }
+    named.set(handle, key);
+    return key;
+  };
   for (const rec of records) {
     if (Object.values(rec.values).every((v) => typeof v !== 'string' || v.trim() === '')) continue; // a row of empty cells makes nothing
     const row: Row = { rec, get: (role) => cell(rec.values, cols[role]) };
@@ -486,13 +526,14 @@ function parse(records: CsvRecord[], given?: Set<string>): ParsedProduct[] {
     if (!handle) {
       out.push({
         rows: [rec.row],
-        sku: null,
+        // its Variant SKU: the product it belongs to keeps that stored variant (shared/csv/merge.ts)
+        sku: toSku(row.get('sku')) || null,
         body: null,
         errors: [`${label(cols, 'handle', rec.row)}: required (the handle names the product a row belongs to)`],
       });
       continue;
     }
-    const key = handle.toLowerCase();
+    const key = groupKey(handle.toLowerCase(), toSku(row.get('productSku')));
     let group = groups.get(key);
     if (!group) {
       group = { handle, rows: [] };
@@ -542,6 +583,28 @@ function gramsOf(s: Shipping): string {
   return formatNumber(roundMeasure(s.weight * (ownEntry(GRAMS_PER, s.weightUnit ?? 'g') ?? 1)));
 }
 
+/** Whether a product type ships (Requires shipping TRUE): physical, bundle, supply, material, or none. */
+const SHIPPED_TYPES = [undefined, 'physical', 'bundle', 'supply', 'material'];
+
+/**
+ * The Requires shipping cell of a variant's row, or (no variant) of the one row of a product
+ * without variants: its own requiresShipping, else the product's, else what the type implies.
+ */
+function requiresShippingCell(p: Record<string, any>, v?: Record<string, any>): string {
+  const rs = v?.shipping?.requiresShipping ?? p.shipping?.requiresShipping ?? SHIPPED_TYPES.includes(p.productType);
+  return bool(rs);
+}
+
+/** The Requires shipping cells of a product's rows (which decide its type: FALSE on all is digital). */
+function requiresShippingCells(p: Record<string, any>): string {
+  const variants: Record<string, any>[] = Array.isArray(p.variants) ? p.variants : [];
+  if (!variants.length) return requiresShippingCell(p);
+  return variants
+    .map((v) => requiresShippingCell(p, v))
+    .sort()
+    .join(',');
+}
+
 function metafieldValue(p: PresentedProduct, ns: { namespace: string; key: string }): string | undefined {
   const m = (p.metafields ?? []).find(
     (f: { namespace?: string; key: string }) => f.namespace === ns.namespace && f.key === ns.key,
@@ -554,15 +617,7 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
   const handle: string = p.seo?.slug ?? handleOf(String(p.sku));
   const media = [...(p.media ?? [])].sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
   const srcOf = (imageId: string | undefined) => (imageId ? (media.find((m) => m.id === imageId)?.src ?? '') : '');
-  const digital =
-    p.productType !== undefined &&
-    p.productType !== 'physical' &&
-    p.productType !== 'bundle' &&
-    p.productType !== 'supply' &&
-    p.productType !== 'material';
-  const implied = !digital;
-  const commerceCells = (src: Record<string, any>, own: Shipping, inherited: Shipping) => {
-    const rs = own?.requiresShipping ?? inherited?.requiresShipping ?? implied;
+  const commerceCells = (src: Record<string, any>, own: Shipping) => {
     return {
       'Variant Grams': gramsOf(own),
       'Variant Weight Unit': own?.weight !== undefined ? (own.weightUnit ?? 'g') : '',
@@ -570,7 +625,7 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
       'Variant Fulfillment Service': 'manual',
       'Variant Price': formatNumber(src.price ?? 0),
       'Variant Compare At Price': formatNumber(src.compareAtPrice),
-      'Variant Requires Shipping': bool(rs),
+      'Variant Requires Shipping': requiresShippingCell(p, src === p ? undefined : src),
       'Variant Taxable': bool(src.taxable ?? true),
       'Variant Barcode': src.barcode ?? '',
       'Cost per item': formatNumber(src.cost),
@@ -585,14 +640,14 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
       'Option1 Name': 'Title',
       'Option1 Value': 'Default Title',
       'Variant SKU': p.sku,
-      ...commerceCells(p, p.shipping, undefined),
+      ...commerceCells(p, p.shipping),
     });
   } else {
     variants.forEach((v, i) => {
       const cells: Record<string, string> = {
         'Variant SKU': v.sku,
         'Variant Image': srcOf(v.imageId),
-        ...commerceCells(v, v.shipping, p.shipping),
+        ...commerceCells(v, v.shipping),
       };
       options.forEach((o, k) => {
         if (i === 0) cells[`Option${k + 1} Name`] = o.name;
@@ -641,6 +696,7 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
 export const shopifyLayout: Layout = {
   format: 'shopify',
   columns: SHOPIFY_COLUMNS,
+  lossyCells: { product: requiresShippingCells, variant: (v, p) => requiresShippingCell(p, v) },
   parse,
   keyColumns,
   givenSkus,

@@ -304,6 +304,9 @@ export function carriedPaths(dotted: {
   variant: string[];
   media: string[];
   fromOptions: string[];
+  cleared: string[];
+  lossy: { format: NonNullable<Carried['lossy']>['format']; paths: string[] };
+  positionsFromOrder?: boolean;
 }): Carried {
   const split = (paths: string[]) => paths.map((p) => p.split('.'));
   return {
@@ -311,6 +314,9 @@ export function carriedPaths(dotted: {
     variant: split(dotted.variant),
     media: split(dotted.media),
     fromOptions: split(dotted.fromOptions),
+    cleared: split(dotted.cleared),
+    lossy: { ...dotted.lossy, paths: split(dotted.lossy.paths) },
+    positionsFromOrder: dotted.positionsFromOrder,
     blankClears: true,
   };
 }

@@ -62,7 +62,7 @@ import {
  * class, reviews, purchase note, upsells, cross-sells, and a variation's own description.
  */
 
-export const WOOCOMMERCE_COLUMNS = [
+const WOOCOMMERCE_COLUMNS_BEFORE_REPEATS = [
   'ID',
   'Type',
   'SKU',
@@ -101,17 +101,38 @@ export const WOOCOMMERCE_COLUMNS = [
   'External URL',
   'Button text',
   'Position',
-  ...[1, 2, 3].flatMap((n) => [
-    `Attribute ${n} name`,
-    `Attribute ${n} value(s)`,
-    `Attribute ${n} visible`,
-    `Attribute ${n} global`,
-  ]),
-  'Download 1 name',
-  'Download 1 URL',
-  'Download 2 name',
-  'Download 2 URL',
 ];
+
+/**
+ * The columns, with `attributes` Attribute N groups and `downloads` Download N groups: the
+ * template has three and two, as WooCommerce's; an export has as many as its products need
+ * (WooCommerce's exporter widens them too), so a fourth attribute is written, not dropped.
+ */
+export function woocommerceColumns(attributes = 3, downloads = 2): string[] {
+  const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+  return [
+    ...WOOCOMMERCE_COLUMNS_BEFORE_REPEATS,
+    ...upTo(attributes).flatMap((n) => [
+      `Attribute ${n} name`,
+      `Attribute ${n} value(s)`,
+      `Attribute ${n} visible`,
+      `Attribute ${n} global`,
+    ]),
+    ...upTo(downloads).flatMap((n) => [`Download ${n} name`, `Download ${n} URL`]),
+  ];
+}
+
+export const WOOCOMMERCE_COLUMNS = woocommerceColumns();
+
+/** How many Attribute N and Download N groups a product's records need. */
+function repeats(p: Record<string, any>): [attributes: number, downloads: number] {
+  const options: unknown[] = Array.isArray(p.options) ? p.options : [];
+  const hasVariants = (Array.isArray(p.variants) && p.variants.length > 0) || options.length > 0;
+  const attributeNames = new Set(
+    (Array.isArray(p.attributes) ? p.attributes : []).map((a: { name: string }) => a.name),
+  );
+  return [hasVariants ? options.length : attributeNames.size, downloadsOf(p).length];
+}
 
 const ALIASES = {
   id: 'ID',
@@ -243,6 +264,10 @@ function carriedBy(cols: Columns): Carried {
     media: ['src', 'position'],
     // without a Name column a variation's title is made of its attribute values
     fromOptions: cols.role.name ? [] : ['title.value'],
+    // a parent row's commerce columns are read as a variation's: a blank is "none"
+    cleared: [...present(COMMON_PATHS).filter((path) => path !== 'title.value'), ...shipping],
+    // the product type is written as the Type's flags (lossyCells)
+    lossy: { format: 'woocommerce', paths: ['productType', 'shipping.requiresShipping'] },
   });
 }
 
@@ -613,10 +638,18 @@ function shippingCells(s: Shipping): Record<string, string> {
   };
 }
 
-function typeCell(kind: string, item: { productType?: string; shipping?: Shipping }, hasDownloads: boolean): string {
+/**
+ * The flags of a Type cell: `virtual` for no shipping, `downloadable` for a digital product (one
+ * that is virtual only when it has downloads). Every other product type has no flag.
+ */
+function typeFlags(item: { productType?: string; shipping?: Shipping }, hasDownloads: boolean): string[] {
   const virtual = item.shipping?.requiresShipping === false;
   const downloadable = item.productType === 'digital' && (hasDownloads || !virtual);
-  return [kind, ...(downloadable ? ['downloadable'] : []), ...(virtual ? ['virtual'] : [])].join(', ');
+  return [...(downloadable ? ['downloadable'] : []), ...(virtual ? ['virtual'] : [])];
+}
+
+function typeCell(kind: string, item: { productType?: string; shipping?: Shipping }, hasDownloads: boolean): string {
+  return [kind, ...typeFlags(item, hasDownloads)].join(', ');
 }
 
 function metafield(p: PresentedProduct, key: string): unknown {
@@ -624,16 +657,21 @@ function metafield(p: PresentedProduct, key: string): unknown {
     ?.value;
 }
 
+/** The downloads a product keeps in its `woocommerce` metafield. */
+function downloadsOf(p: PresentedProduct): { name?: string; url?: string }[] {
+  const downloads = metafield(p, 'downloads');
+  return Array.isArray(downloads) ? (downloads as { name?: string; url?: string }[]) : [];
+}
+
 function toRecords(p: PresentedProduct): Record<string, string>[] {
-  const blank = (): Record<string, string> => Object.fromEntries(WOOCOMMERCE_COLUMNS.map((c) => [c, '']));
+  const blank = (): Record<string, string> => Object.fromEntries(woocommerceColumns(...repeats(p)).map((c) => [c, '']));
   const media = [...(p.media ?? [])].sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
   const variants: Record<string, any>[] = p.variants ?? [];
-  const options: { id?: string; name: string; values: string[] }[] = (p.options ?? []).slice(0, 3);
+  const options: { id?: string; name: string; values: string[] }[] = p.options ?? [];
   const hasVariants = variants.length > 0 || (p.options ?? []).length > 0;
   const grouped = metafield(p, 'grouped_products');
   const externalUrl = metafield(p, 'external_url');
-  const downloads = metafield(p, 'downloads');
-  const downloadList = Array.isArray(downloads) ? (downloads as { name?: string; url?: string }[]) : [];
+  const downloadList = downloadsOf(p);
   const kind = hasVariants
     ? 'variable'
     : Array.isArray(grouped)
@@ -676,14 +714,14 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
   } else {
     const byName = new Map<string, string[]>();
     for (const a of p.attributes ?? []) byName.set(a.name, [...(byName.get(a.name) ?? []), String(a.value)]);
-    [...byName].slice(0, 3).forEach(([name, values], k) => {
+    [...byName].forEach(([name, values], k) => {
       parent[`Attribute ${k + 1} name`] = name;
       parent[`Attribute ${k + 1} value(s)`] = joinWooList(values);
       parent[`Attribute ${k + 1} visible`] = '1';
       parent[`Attribute ${k + 1} global`] = '0';
     });
   }
-  downloadList.slice(0, 2).forEach((d, k) => {
+  downloadList.forEach((d, k) => {
     parent[`Download ${k + 1} name`] = d.name ?? '';
     parent[`Download ${k + 1} URL`] = d.url ?? '';
   });
@@ -721,6 +759,15 @@ function toRecords(p: PresentedProduct): Record<string, string>[] {
 export const woocommerceLayout: Layout = {
   format: 'woocommerce',
   columns: WOOCOMMERCE_COLUMNS,
+  lossyCells: {
+    product: (p) => typeFlags(p, downloadsOf(p).length > 0).join(),
+    variant: (v) => typeFlags(v, false).join(),
+  },
+  repeated: {
+    reads: ['options', 'variants', 'attributes', 'metafields'],
+    widths: repeats,
+    columns: (widths) => woocommerceColumns(Math.max(3, widths[0] ?? 0), Math.max(2, widths[1] ?? 0)),
+  },
   parse,
   keyColumns,
   givenSkus,
