@@ -163,6 +163,9 @@ export class TransferService {
       async () => {
         // a retry of a request that died after its insert finds the transfer and makes sure it runs
         const earlier = await col.insertOnce(doc);
+        // read after the insert (a location's delete marks it before it looks for open transfers):
+        // a transfer to or from a location deleted meanwhile is no transfer
+        if (!earlier) await this.keepOffDeleted(tenantDb, doc);
         try {
           await startWorkflow(this.temporal, transferWorkflow, workflowInput, {
             taskQueue: this.taskQueue,
@@ -184,6 +187,24 @@ export class TransferService {
       },
       transferEvent,
     );
+  }
+
+  /**
+   * Drops a transfer just recorded whose origin or destination a delete took (or is taking) in the
+   * meantime: 404 not-found/location, or 409 while a delete did not decide in time.
+   */
+  private async keepOffDeleted(tenantDb: TenantDb, doc: TransferDoc): Promise<void> {
+    const locations = new Locations(tenantDb);
+    for (const [field, id] of [
+      ['originId', doc.originId],
+      ['destinationId', doc.destinationId],
+    ] as const) {
+      const standing = await locations.decidedStanding(id);
+      if (standing === 'ok') continue;
+      await tenantDb.collection(transfers).deleteById(doc._id);
+      if (standing === 'gone') throw new AppError(404, 'not-found/location', `No location ${id}`, { field });
+      throw new AppError(409, 'conflict', `Location ${id} is being deleted; retry`, { field });
+    }
   }
 
   /**
