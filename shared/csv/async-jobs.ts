@@ -108,7 +108,11 @@ export class CsvJobs {
       };
     }
     // validation only: new products are checked as creations whatever createIfNotExists says
-    const plans = await planImport(this.deps.tenantDb, parsed.parsed, { ...config, createIfNotExists: true });
+    const plans = await planImport(this.deps.tenantDb, parsed.parsed, {
+      ...config,
+      createIfNotExists: true,
+      planOnly: true,
+    });
     const byRow = new Map<number, { row: number; sku: string | null; errors: string[] }>();
     for (const e of countPlans(plans).errors)
       byRow.set(e.row, { row: e.row, sku: e.sku, errors: e.message.split('; ') });

@@ -108,6 +108,11 @@ export async function planImport(
      * meet the same refusal when they are written).
      */
     createdBy?: { operationId: string; since: Date };
+    /**
+     * Nothing will be written (a preview): the hold each plan puts on the bundle components and
+     * BOM materials it names (against a delete) is let go once planned, not left to expire.
+     */
+    planOnly?: boolean;
   },
 ): Promise<Plan[]> {
   const catalog = new Catalog(tenantDb);
@@ -166,6 +171,7 @@ export async function planImport(
       return { kind: 'error', parsed: p, messages: [messageOf(err)] };
     }
   });
+  if (opts.planOnly) await catalog.releaseHolds();
   return refuseSharedTargets(plans);
 }
 

@@ -64,7 +64,7 @@ export class CsvSync {
 
   /** What each product of the content would do; writes nothing. */
   async preview(req: CsvContent & ImportChoices) {
-    const plans = await planImport(this.tenantDb, readContent(req).parsed, req);
+    const plans = await planImport(this.tenantDb, readContent(req).parsed, { ...req, planOnly: true });
     const { errors, ...summary } = countPlans(plans);
     return {
       toCreate: listOf(plans, 'create').map((p) => ({ sku: p.parsed.sku, rows: p.parsed.rows })),
@@ -85,7 +85,7 @@ export class CsvSync {
 
   /** The preview a CSV bulk edit requires: each product with its changes; writes nothing. */
   async bulkEditPreview(req: CsvContent & { createIfNotExists: boolean }) {
-    const plans = await planImport(this.tenantDb, readContent(req).parsed, req);
+    const plans = await planImport(this.tenantDb, readContent(req).parsed, { ...req, planOnly: true });
     return {
       products: plans
         .filter((p) => p.kind !== 'error')

@@ -215,6 +215,8 @@ export async function runEditPage(
 
   if (run.mode === 'preview') {
     await keepPlans(tenantDb, run.previewId!, open, outcomes);
+    // a preview writes no product: the holds its planning put on what products name go now
+    await catalog.releaseHolds();
   }
   const changes: { c: Candidate; change: Change }[] = [];
   for (const [i, c] of open.entries()) {
