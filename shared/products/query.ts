@@ -96,8 +96,8 @@ export function escapeRegex(text: string): string {
  */
 export function commaList(value: unknown): string[] | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  const parts = (Array.isArray(value) ? value : [value])
-    .flatMap((v) => splitUnescaped(String(v)))
+  // a JSON array (a filter body) holds its values as they are: only query text is split and unescaped
+  const parts = (Array.isArray(value) ? value.map(String) : splitUnescaped(String(value)))
     .map((s) => s.trim())
     .filter(Boolean);
   return parts.length ? parts : undefined;
