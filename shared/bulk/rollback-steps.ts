@@ -146,7 +146,6 @@ export class RollbackSteps {
       if (!kept.has(p._id.toHexString())) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p._id]);
     const col = this.tenantDb.collection(products);
     for (const [version, ids] of byVersion) await col.deleteMany({ _id: { $in: ids }, version });
-    await marks.unmark([...kept.keys()]);
     // what is left was changed since (before this rollback began, or in between: the guard kept it)
     const left = new Set(
       (
@@ -155,6 +154,8 @@ export class RollbackSteps {
           .toArray()
       ).map((p) => p._id.toHexString()),
     );
+    // a product still there (kept, or changed since so the guard kept it) leaves nothing: its marks go
+    await marks.unmark([...left]);
     const gone = items.filter((i) => !left.has(i.productId)).map((i) => i.productId);
     if (gone.length) await this.tenantDb.collection(productSkus).deleteMany({ productId: { $in: gone } });
     for (const item of items) {

@@ -8,7 +8,17 @@ export function orderLinks(id: string, which: ('self' | 'prepare' | 'cancel')[])
 
 /** An order as the API answers it: in the orders area and in GET /customers/{id}/orders. */
 export function presentOrder(doc: OrderDoc) {
-  const { _id, tenantId: _t, audit: _a, redaction: _r, createdAt, updatedAt, stock, ...rest } = doc;
+  const {
+    _id,
+    tenantId: _t,
+    audit: _a,
+    redaction: _r,
+    createdAt,
+    updatedAt,
+    stock,
+    stockReturnPending: _p,
+    ...rest
+  } = doc;
   const id = _id.toHexString();
   return {
     _id: id,
