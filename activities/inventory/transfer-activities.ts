@@ -3,7 +3,7 @@ import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
 import { AppError } from '../../shared/errors/catalog';
 import { Ledger } from '../../shared/inventory/ledger';
-import { refuseManaged } from '../../shared/inventory/handlers';
+import { assertManualEdits } from '../../shared/inventory/handlers';
 import { Locations } from '../../shared/locations/locations';
 import { lotCosts, outgoingUnitCost, recordLotCost } from '../../shared/inventory/lots';
 import { transferEvent, transfers, type TransferDoc, type TransferEvent } from '../../shared/inventory/transfers';
@@ -54,11 +54,11 @@ export function transferActivities({ db }: ActivityDeps) {
       // a location deleted since the transfer was made could never give the stock back: refuse
       // before anything moves (an approved transfer also keeps its locations from being deleted)
       if (from.out === 0) {
-        await refuseManaged(
+        // a handler made since the transfer was created refuses it too
+        await assertManualEdits(
           tenantDb,
           lines.map((l) => l.sku),
-          input.originId,
-          input.destinationId,
+          [input.originId, input.destinationId],
         );
         const locations = new Locations(tenantDb);
         for (const id of [input.originId, input.destinationId])

@@ -39,15 +39,33 @@ export function handlerRefusal(what: string, handler: { _id: string; name: strin
 }
 
 /** Refuses a manual stock edit of a SKU or location an active integration manages (403 forbidden/inventory-handler). */
-export async function assertManualEdit(tenantDb: TenantDb, sku: string, locationId: string): Promise<void> {
+export function assertManualEdit(tenantDb: TenantDb, sku: string, locationId: string): Promise<void> {
+  return assertManualEdits(tenantDb, [sku], [locationId]);
+}
+
+/**
+ * assertManualEdit for edits of several SKUs at several locations (a transfer's lines at its
+ * origin and destination, a count's entries): the handlers and locations are read once.
+ */
+export async function assertManualEdits(tenantDb: TenantDb, skus: string[], locationIds: string[]): Promise<void> {
   const active = await tenantDb.collection(inventoryHandlers).find({ status: 'active' }).toArray();
-  const bySku = active.find((h) => h.skus.includes(sku));
-  if (bySku) throw handlerRefusal(`SKU ${sku}`, bySku);
-  const byLocation = active.find((h) => h.locationIds.includes(locationId));
-  if (byLocation) throw handlerRefusal(`Location ${locationId}`, byLocation);
-  const location = await tenantDb.collection(locations).findOne({ _id: locationId });
-  if (location?.managedBy)
-    throw handlerRefusal(`Location ${locationId}`, { _id: location.managedBy, name: location.managedBy });
+  for (const sku of skus) {
+    const bySku = active.find((h) => h.skus.includes(sku));
+    if (bySku) throw handlerRefusal(`SKU ${sku}`, bySku);
+  }
+  for (const locationId of locationIds) {
+    const byLocation = active.find((h) => h.locationIds.includes(locationId));
+    if (byLocation) throw handlerRefusal(`Location ${locationId}`, byLocation);
+  }
+  const managed = await tenantDb
+    .collection(locations)
+    .find({ _id: { $in: locationIds }, managedBy: { $exists: true } } as never)
+    .toArray();
+  for (const locationId of locationIds) {
+    const location = managed.find((l) => l._id === locationId);
+    if (location?.managedBy)
+      throw handlerRefusal(`Location ${locationId}`, { _id: location.managedBy, name: location.managedBy });
+  }
 }
 
 export interface NewInventoryHandler {
@@ -112,19 +130,4 @@ export class InventoryHandlers {
       throw handlerNotFound(id);
     return this.get(id);
   }
-}
-
-/**
- * A transfer changes the balances of its SKUs at both locations by hand: one an integration
- * manages (by SKU or by location) is refused, 403 forbidden/inventory-handler, as a stock PUT is.
- * Checked at create and again before a receive moves anything (a handler made since).
- */
-export async function refuseManaged(
-  tenantDb: TenantDb,
-  skus: string[],
-  originId: string,
-  destinationId: string,
-): Promise<void> {
-  for (const sku of skus)
-    for (const locationId of [originId, destinationId]) await assertManualEdit(tenantDb, sku, locationId);
 }

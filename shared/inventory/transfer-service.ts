@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { refuseManaged } from './handlers';
+import { assertManualEdits } from './handlers';
 import { carriedAppError } from '../errors/failures';
 import { newId } from '../ids';
 import { Locations } from '../locations/locations';
@@ -125,7 +125,8 @@ export class TransferService {
     for (const sku of merged.keys())
       if (!(await catalog.skuOwner(sku)))
         throw new AppError(404, 'not-found', `No product or variant with SKU ${sku}`, { field: 'productsList' });
-    await refuseManaged(tenantDb, [...merged.keys()], input.originId, input.destinationId);
+    // a transfer edits both balances of each SKU by hand (checked again before a receive moves them)
+    await assertManualEdits(tenantDb, [...merged.keys()], [input.originId, input.destinationId]);
 
     const now = new Date();
     const productsList: TransferLine[] = [...merged].map(([sku, quantity]) => ({ sku, quantity }));
