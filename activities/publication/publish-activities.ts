@@ -8,7 +8,7 @@ import { RetryableChannelError, sendProduct } from '../../shared/channels/connec
 import { SharedRateGate } from '../../shared/channels/rate-gate';
 import { finishCategorization, PublicationCategorizer } from '../../shared/categories/categorize';
 import { channelPayload } from '../../shared/channels/payloads';
-import { stockOf, skusOfProduct } from '../../shared/inventory/stock-view';
+import { productStock } from '../../shared/inventory/stock-view';
 import { FINISHED_JOB_STATUSES, jobs } from '../../shared/jobs/collection';
 import { jobsFinished } from '../../shared/metrics/metrics';
 import { announceJobEnd } from '../../shared/jobs/events';
@@ -234,7 +234,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       });
       const lane = `publication:${input.tenantId}:${input.jobId}`;
       const stock = input.options.includeInventory
-        ? await stockOf(tenantDb, docs.flatMap(skusOfProduct), input.options.locationId)
+        ? await productStock(tenantDb, docs, input.options.locationId)
         : new Map();
       const target = {
         endpointUrl: channel.settings.endpointUrl,

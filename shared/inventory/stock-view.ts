@@ -1,4 +1,6 @@
 import type { TenantDb } from '../db/tenant-db';
+import { ObjectId } from 'mongodb';
+import { productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { stockLevels, type StockLevel } from './collections';
 
@@ -25,8 +27,107 @@ export async function stockOf(tenantDb: TenantDb, skus: string[], locationId?: s
   return out;
 }
 
-export function skusOfProduct(doc: ProductDoc): string[] {
+export function skusOfProduct(doc: Pick<ProductDoc, 'sku' | 'variants'>): string[] {
   return [doc.sku, ...doc.variants.map((v) => v.sku)];
+}
+
+export type StockShape = Pick<ProductDoc, 'sku' | 'variants' | 'productType' | 'bundleConfig'>;
+
+/**
+ * A bundle in `calculated` mode (the default) holds no stock of its own: selling one sells its
+ * components (shared/orders/stock.ts), so what it has is what they make up.
+ */
+/** Products of these types hold no stock: selling one takes only the materials its BOM uses on sale. */
+const STOCKLESS_LIST = ['digital', 'service'] as const;
+export const STOCKLESS_TYPES: ReadonlySet<string> = new Set(STOCKLESS_LIST);
+
+export function isCalculatedBundle(doc: Pick<ProductDoc, 'productType' | 'bundleConfig'>): boolean {
+  return doc.productType === 'bundle' && (doc.bundleConfig?.inventoryMode ?? 'calculated') !== 'reserved';
+}
+
+/**
+ * How many of a calculated bundle its components make up: at each location, the fewest whole
+ * bundles any component allows (floor of its balance over the quantity the bundle holds; a
+ * component with no balance there allows none), never below 0; the total is the sum over
+ * locations, since a bundle is put together from the stock of one place. Components that hold no
+ * stock (`stockless`: digital, service) are not counted, as an order does not sell them.
+ */
+export function bundleStock(
+  doc: Pick<ProductDoc, 'bundleConfig'>,
+  stock: Map<string, SkuStock>,
+  stockless: ReadonlySet<string> = new Set(),
+): SkuStock {
+  const components = (doc.bundleConfig?.components ?? []).filter((c) => !stockless.has(c.productSku));
+  const at = (sku: string, locationId: string) =>
+    stock.get(sku)?.byLocation.find((b) => b.locationId === locationId)?.onHand ?? 0;
+  const places = new Set(
+    components.flatMap((c) => (stock.get(c.productSku)?.byLocation ?? []).map((b) => b.locationId)),
+  );
+  const byLocation = [...places].sort().map((locationId) => ({
+    locationId,
+    onHand: Math.max(0, Math.min(...components.map((c) => Math.floor(at(c.productSku, locationId) / c.quantity)))),
+  }));
+  return { total: byLocation.reduce((n, b) => n + b.onHand, 0), byLocation };
+}
+
+/**
+ * The balances that products show, per SKU: the ledger's, except that a calculated bundle's own
+ * SKU shows what its components make up (bundleStock) whatever balance the SKU itself holds.
+ */
+export async function productStock(
+  tenantDb: TenantDb,
+  docs: StockShape[],
+  locationId?: string,
+): Promise<Map<string, SkuStock>> {
+  const bundles = docs.filter(isCalculatedBundle);
+  const components = [...new Set(bundles.flatMap((d) => d.bundleConfig!.components.map((c) => c.productSku)))];
+  const [stock, stockless] = await Promise.all([
+    stockOf(tenantDb, [...docs.flatMap(skusOfProduct), ...components], locationId),
+    stocklessSkus(tenantDb, components),
+  ]);
+  for (const d of bundles) stock.set(d.sku, bundleStock(d, stock, stockless));
+  return stock;
+}
+
+/**
+ * What a calculated bundle's own SKU shows (bundleStock), at one location or all; null for any
+ * other SKU, whose ledger balance is what it has.
+ */
+export async function calculatedStockOf(
+  tenantDb: TenantDb,
+  claim: { kind: string; productId: string },
+  locationId?: string,
+): Promise<SkuStock | null> {
+  if (claim.kind !== 'product' || !ObjectId.isValid(claim.productId)) return null;
+  const doc = await tenantDb
+    .collection(products)
+    .findOne(
+      { _id: new ObjectId(claim.productId) },
+      { projection: { sku: 1, 'variants.sku': 1, productType: 1, bundleConfig: 1 } },
+    );
+  if (!doc || !isCalculatedBundle(doc)) return null;
+  return (await productStock(tenantDb, [{ ...doc, variants: [] }], locationId)).get(doc.sku) ?? null;
+}
+
+/** Which of these SKUs belong to products that hold no stock (STOCKLESS_TYPES). */
+async function stocklessSkus(tenantDb: TenantDb, skus: string[]): Promise<Set<string>> {
+  if (!skus.length) return new Set();
+  const claims = await tenantDb
+    .collection(productSkus)
+    .find({ sku: { $in: skus } }, { projection: { sku: 1, productId: 1 } })
+    .toArray();
+  const ids = [...new Set(claims.map((c) => c.productId))].filter((id) => ObjectId.isValid(id));
+  const stockless = ids.length
+    ? await tenantDb
+        .collection(products)
+        .find(
+          { _id: { $in: ids.map((id) => new ObjectId(id)) }, productType: { $in: [...STOCKLESS_LIST] } },
+          { projection: { _id: 1 } },
+        )
+        .toArray()
+    : [];
+  const gone = new Set(stockless.map((p) => p._id.toHexString()));
+  return new Set(claims.filter((c) => gone.has(c.productId)).map((c) => c.sku));
 }
 
 /**
@@ -40,7 +141,7 @@ export async function addStock(
   items: Record<string, unknown>[],
   opts: { inventory: boolean; locationId?: string },
 ): Promise<void> {
-  const stock = await stockOf(tenantDb, docs.flatMap(skusOfProduct), opts.locationId);
+  const stock = await productStock(tenantDb, docs, opts.locationId);
   docs.forEach((doc, i) => {
     const item = items[i];
     if (Array.isArray(item.variants)) {
@@ -59,7 +160,10 @@ export async function addStock(
   });
 }
 
-/** Ids of the products that have stock (> 0) at a location, through their own or a variant SKU. */
+/**
+ * Ids of the products that have stock (> 0) at a location, through their own or a variant SKU; a
+ * calculated bundle through what its components make up there (bundleStock), not its own SKU.
+ */
 export async function productIdsAvailableAt(
   tenantDb: TenantDb,
   locationId: string,
@@ -70,5 +174,28 @@ export async function productIdsAvailableAt(
     .find({ locationId, onHand: { $gt: 0 } }, { projection: { sku: 1 } })
     .toArray();
   const owners = await Promise.all(levels.map((l) => ownerOf(l.sku)));
-  return [...new Set(owners.filter((o): o is { productId: string } => o !== null).map((o) => o.productId))];
+  const ids = new Set(owners.filter((o): o is { productId: string } => o !== null).map((o) => o.productId));
+  const bundles = (await tenantDb
+    .collection(products)
+    .find(
+      {
+        productType: 'bundle',
+        'bundleConfig.inventoryMode': { $ne: 'reserved' },
+        $or: [
+          { _id: { $in: [...ids].filter((id) => ObjectId.isValid(id)).map((id) => new ObjectId(id)) } },
+          { 'bundleConfig.components.productSku': { $in: levels.map((l) => l.sku) } },
+        ],
+      },
+      { projection: { sku: 1, 'variants.sku': 1, productType: 1, bundleConfig: 1 } },
+    )
+    .toArray()
+    .then((docs) => docs.map((d) => ({ ...d, variants: d.variants ?? [] })))) as (StockShape &
+    Pick<ProductDoc, '_id'>)[];
+  const stock = await productStock(tenantDb, bundles, locationId);
+  for (const b of bundles) {
+    const has = skusOfProduct(b).some((s) => (stock.get(s)?.total ?? 0) > 0);
+    if (has) ids.add(b._id.toHexString());
+    else ids.delete(b._id.toHexString());
+  }
+  return [...ids];
 }

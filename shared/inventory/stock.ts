@@ -9,6 +9,7 @@ import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
 import { keepOffDeleted } from './off-deleted';
 import { knownSku } from './skus';
+import { calculatedStockOf } from './stock-view';
 import { reused } from '../idempotency/keys';
 
 export function presentLevel(l: StockLevel) {
@@ -85,13 +86,16 @@ export class Stock {
   async ofSku(rawSku: string) {
     const sku = await knownSku(this.tenantDb, rawSku);
     const owner = (await new Catalog(this.tenantDb).skuOwner(sku))!;
-    const [entry] = totalsBySku(await new Ledger(this.tenantDb).balancesOf(sku));
+    // a calculated bundle shows what its components make up (see stock-view.ts), marked as such
+    const calculated = await calculatedStockOf(this.tenantDb, owner);
+    const [entry] = calculated ? [calculated] : totalsBySku(await new Ledger(this.tenantDb).balancesOf(sku));
     return {
       sku,
       productId: owner.productId,
       kind: owner.kind,
       total: entry?.total ?? 0,
       byLocation: entry?.byLocation ?? [],
+      ...(calculated ? { calculated: true } : {}),
     };
   }
 
@@ -110,6 +114,9 @@ export class Stock {
   async level(locationId: string, rawSku: string) {
     await new Locations(this.tenantDb).require(locationId);
     const sku = await knownSku(this.tenantDb, rawSku);
+    const owner = await new Catalog(this.tenantDb).skuOwner(sku);
+    const calculated = owner && (await calculatedStockOf(this.tenantDb, owner, locationId));
+    if (calculated) return { sku, locationId, onHand: calculated.total, updatedAt: null, calculated: true };
     const level = await new Ledger(this.tenantDb).level(sku, locationId);
     return level ? presentLevel(level) : { sku, locationId, onHand: 0, updatedAt: null };
   }

@@ -5,6 +5,7 @@ import { planConsumption, type StoredBom } from '../consumption/plan';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { Ledger } from '../inventory/ledger';
+import { isCalculatedBundle, STOCKLESS_TYPES } from '../inventory/stock-view';
 import { Locations } from '../locations/locations';
 import { fromMinor } from '../materials/quantity';
 import { productSkus, products } from '../products/collections';
@@ -28,17 +29,6 @@ export interface MoveOutcome {
   orderStatus: OrderState;
   previousStatus: OrderState;
   updatedAt: string;
-}
-
-/** Products of these types hold no stock: selling one takes only the materials its BOM uses on sale. */
-const STOCKLESS = new Set(['digital', 'service']);
-
-/**
- * A bundle in `calculated` mode (the default) holds no stock of its own: what it has is what its
- * components have, so selling one sells its components. A `reserved` bundle keeps its own stock.
- */
-function calculatedBundle(product: ProductDoc): boolean {
-  return product.productType === 'bundle' && (product.bundleConfig?.inventoryMode ?? 'calculated') !== 'reserved';
 }
 
 function insufficient(
@@ -106,7 +96,7 @@ export class OrderStock {
     const locationId = order.locationId ?? (await new Locations(this.tenantDb).defaultId());
     const docs = await this.productsHolding(order.items.map((i) => i.sku));
     // a calculated bundle's components are sold in its place: they are read too
-    const components = docs.flatMap((d) => (calculatedBundle(d) ? d.bundleConfig!.components : []));
+    const components = docs.flatMap((d) => (isCalculatedBundle(d) ? d.bundleConfig!.components : []));
     docs.push(...(await this.productsHolding(components.map((c) => c.productSku))));
     const productOf = (sku: string): ProductDoc | undefined =>
       docs.find((d) => d.sku === sku || d.variants.some((v) => v.sku === sku));
@@ -122,13 +112,13 @@ export class OrderStock {
       beat();
       const product = productOf(item.sku);
       if (!product) throw orderErrors.invalid(`item ${item.sku} is no longer in the catalog`);
-      if (calculatedBundle(product))
+      if (isCalculatedBundle(product))
         // no stock of its own: each component is sold, as many times as the bundle holds it
         for (const [k, c] of product.bundleConfig!.components.entries()) {
           const component = productOf(c.productSku);
           if (!component)
             throw orderErrors.invalid(`item ${item.sku}'s component ${c.productSku} is no longer in the catalog`);
-          if (STOCKLESS.has(component.productType as string)) continue;
+          if (STOCKLESS_TYPES.has(component.productType as string)) continue;
           sales.push({
             sku: c.productSku,
             quantity: item.quantity * (c.quantity ?? 1),
@@ -136,7 +126,7 @@ export class OrderStock {
             key: `ordsale:${orderId}:${runId}:${i}:${k}`,
           });
         }
-      else if (!STOCKLESS.has(product.productType as string))
+      else if (!STOCKLESS_TYPES.has(product.productType as string))
         sales.push({
           sku: item.sku,
           quantity: item.quantity,

@@ -1,7 +1,7 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { addStock, productIdsAvailableAt, skusOfProduct, stockOf } from '../inventory/stock-view';
+import { addStock, productIdsAvailableAt, productStock, skusOfProduct } from '../inventory/stock-view';
 import { Locations } from '../locations/locations';
 import { pageWindow, type PageRequest } from '../paging';
 import { Catalog, notFound } from './catalog';
@@ -112,7 +112,7 @@ export class ProductReads {
       this.col.find({}, { sort: { createdAt: -1, _id: -1 }, ...pageWindow(page) }).toArray() as Promise<ProductDoc[]>,
       this.col.countDocuments({}),
     ]);
-    const stock = await stockOf(this.tenantDb, docs.flatMap(skusOfProduct), locationId);
+    const stock = await productStock(this.tenantDb, docs, locationId);
     const at = (sku: string) => stock.get(sku)?.total ?? 0;
     const items = docs.map((doc) => ({
       doc,

@@ -3,7 +3,7 @@ import { Channels } from '../channels/channels';
 import { listChannelProducts } from '../channels/connector';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { skusOfProduct, stockOf } from '../inventory/stock-view';
+import { productStock, skusOfProduct } from '../inventory/stock-view';
 import { pageWindow0 } from '../paging';
 import { products } from '../products/collections';
 import { presentListItem } from '../products/present';
@@ -113,7 +113,7 @@ export async function eligibleProducts(
     paging.inStock === undefined
       ? await pageOf(c.tenantDb, filter, paging)
       : await pageByStock(c.tenantDb, filter, paging, paging.inStock);
-  const stock = await stockOf(c.tenantDb, docs.flatMap(skusOfProduct));
+  const stock = await productStock(c.tenantDb, docs);
   const id = channel._id.toHexString();
   return {
     products: docs.map((d) => ({
@@ -129,7 +129,7 @@ export async function eligibleProducts(
 
 /** A product's units, its own SKU's and its variants', at every location. */
 function stockOfProduct(d: Pick<ProductDoc, 'sku' | 'variants'>, stock: Map<string, { total: number }>): number {
-  return skusOfProduct(d as ProductDoc).reduce((n, s) => n + (stock.get(s)?.total ?? 0), 0);
+  return skusOfProduct(d).reduce((n, s) => n + (stock.get(s)?.total ?? 0), 0);
 }
 
 async function pageOf(tenantDb: TenantDb, filter: Filter<ProductDoc>, paging: GroupPaging) {
@@ -140,6 +140,8 @@ async function pageOf(tenantDb: TenantDb, filter: Filter<ProductDoc>, paging: Gr
   ]);
   return { docs: docs as ProductDoc[], total };
 }
+
+type Candidate = Pick<ProductDoc, '_id' | 'sku' | 'variants' | 'productType' | 'bundleConfig'>;
 
 /** SKUs whose balances one read asks for (a bounded condition, whatever the products' variants). */
 const STOCK_READ_SKUS = 1000;
@@ -153,13 +155,10 @@ async function pageByStock(tenantDb: TenantDb, filter: Filter<ProductDoc>, pagin
   const { skip, limit } = pageWindow0(paging);
   const onPage: string[] = [];
   let total = 0;
-  let batch: Pick<ProductDoc, '_id' | 'sku' | 'variants'>[] = [];
+  let batch: Candidate[] = [];
   let skus = 0;
   const settle = async () => {
-    const stock = await stockOf(
-      tenantDb,
-      batch.flatMap((d) => skusOfProduct(d as ProductDoc)),
-    );
+    const stock = await productStock(tenantDb, batch);
     for (const d of batch) {
       if (stockOfProduct(d, stock) > 0 !== inStock) continue;
       if (total >= skip && total < skip + limit) onPage.push(d._id.toHexString());
@@ -170,9 +169,9 @@ async function pageByStock(tenantDb: TenantDb, filter: Filter<ProductDoc>, pagin
   };
   const candidates = tenantDb
     .collection(products)
-    .find(filter, { sort: NEWEST_FIRST, projection: { sku: 1, 'variants.sku': 1 } });
+    .find(filter, { sort: NEWEST_FIRST, projection: { sku: 1, 'variants.sku': 1, productType: 1, bundleConfig: 1 } });
   for await (const d of candidates) {
-    const doc = d as Pick<ProductDoc, '_id' | 'sku' | 'variants'>;
+    const doc = d as Candidate;
     if (skus + 1 + (doc.variants?.length ?? 0) > STOCK_READ_SKUS && batch.length) await settle();
     batch.push({ ...doc, variants: doc.variants ?? [] });
     skus += 1 + (doc.variants?.length ?? 0);
