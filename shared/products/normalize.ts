@@ -3,6 +3,9 @@ import { resolveChannelType } from '../channels/channel-types';
 import { newId } from '../ids';
 import type { ProductInput } from './types';
 
+/** A channel id is hex in any case (as the API takes it): stored and compared as the channel's own spelling. */
+export const channelIdOf = (id: string) => (/^[0-9a-f]{24}$/i.test(id) ? id.toLowerCase() : id);
+
 /**
  * The validated input as it is stored: SKUs upper-cased, variants pointing at their parent,
  * ids for every sub-item that may be referenced (variants, media, options, bindings, price and
@@ -21,8 +24,6 @@ export function normalizeProduct(input: ProductInput): ProductInput {
   withId(p.priceSchemas, 'prc');
   withId(p.costs, 'cst');
   for (const b of p.bindings) b.type = resolveChannelType(b.type)!.id;
-  // a channel id is hex in any case (as the API takes it): stored as the channel's own spelling
-  const channelIdOf = (id: string) => (/^[0-9a-f]{24}$/i.test(id) ? id.toLowerCase() : id);
   for (const b of [...p.bindings, ...p.variants.flatMap((v) => v.bindings ?? [])])
     b.channelId = channelIdOf(b.channelId);
   for (const v of p.variants) {

@@ -1,5 +1,6 @@
 import type { Filter, Sort } from 'mongodb';
 import type { ProductDoc } from './types';
+import { channelIdOf } from './normalize';
 import { STATUSES } from './schema';
 import { errors } from '../errors/catalog';
 import type { JsonSchema } from '../validation';
@@ -96,25 +97,40 @@ export function escapeRegex(text: string): string {
  */
 export function commaList(value: unknown): string[] | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  // a JSON array (a filter body) holds its values as they are: only query text is split and unescaped
-  const parts = (Array.isArray(value) ? value.map(String) : splitUnescaped(String(value)))
-    .map((s) => s.trim())
-    .filter(Boolean);
+  // a JSON array (a filter body) holds its values as they are (trimmed): only query text is split and unescaped
+  const parts = (Array.isArray(value) ? value.map((s) => String(s).trim()) : splitUnescaped(String(value))).filter(
+    Boolean,
+  );
   return parts.length ? parts : undefined;
 }
 
+/**
+ * Query text split at unescaped commas, each part without the blanks around it; an escaped blank
+ * is kept (`brands=Acme\ ` names the brand "Acme " a write stored with its space).
+ */
 function splitUnescaped(text: string): string[] {
   const parts: string[] = [];
   let part = '';
+  // where the part's escaped characters begin and end: the blanks trimmed lie outside them
+  let first = -1;
+  let last = -1;
+  const end = () => {
+    parts.push(
+      first < 0 ? part.trim() : part.slice(0, first).trimStart() + part.slice(first, last) + part.slice(last).trimEnd(),
+    );
+    part = '';
+    first = last = -1;
+  };
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === '\\' && i + 1 < text.length) part += text[++i];
-    else if (c === ',') {
-      parts.push(part);
-      part = '';
-    } else part += c;
+    if (c === '\\' && i + 1 < text.length) {
+      if (first < 0) first = part.length;
+      part += text[++i];
+      last = part.length;
+    } else if (c === ',') end();
+    else part += c;
   }
-  parts.push(part);
+  end();
   return parts;
 }
 
@@ -169,7 +185,8 @@ export function buildFilter(f: ProductFilters): { filter: Filter<ProductDoc>; se
   if (f.minPrice !== undefined) and.push({ price: { $gte: f.minPrice } });
   if (f.maxPrice !== undefined) and.push({ price: { $lte: f.maxPrice } });
   if (f.tags?.length) and.push({ tags: { $in: f.tags } } as Filter<ProductDoc>);
-  if (f.channelId) and.push({ 'bindings.channelId': f.channelId } as Filter<ProductDoc>);
+  // a channel id is stored lower-case (normalize.ts): sent in any case, it names the same channel
+  if (f.channelId) and.push({ 'bindings.channelId': channelIdOf(f.channelId) } as Filter<ProductDoc>);
   const filter = and.length === 0 ? {} : and.length === 1 ? and[0] : ({ $and: and } as Filter<ProductDoc>);
   return { filter, searchStrategy };
 }
