@@ -52,8 +52,9 @@ export const allRoutes: RouteSpec[] = [
   ...readinessRoutes,
   ...publicationJobRoutes,
   ...retailGroupRoutes,
-  ...bomRoutes,
   ...productRoutes,
+  // after every `/products/<word>/…` route: their words are reserved SKUs (RESERVED_PRODUCT_SKUS)
+  ...bomRoutes,
   ...modifierRoutes,
   ...locationRoutes,
   ...channelRoutes,

@@ -204,11 +204,30 @@ function metafieldValueOk(type: string, value: unknown): boolean {
 }
 
 /**
+ * SKUs that a product or variant cannot have: `/products/{sku}/bom` and `/products/{sku}/modifiers`
+ * with one of them would be another route's path (`/products/materials/{sku}`, `/products/export/{jobId}`,
+ * `/products/by-variant/{sku}`). test/unit/route-collisions.test.ts derives the list from the routes.
+ */
+export const RESERVED_PRODUCT_SKUS: readonly string[] = ['BY-VARIANT', 'EXPORT', 'MATERIALS', 'SUPPLIES'];
+
+function reservedSkuErrors(p: ProductInput): FieldError[] {
+  const reserved = (sku: string) => RESERVED_PRODUCT_SKUS.includes(sku.trim().toUpperCase());
+  const message = (sku: string) =>
+    `${sku.toUpperCase()} cannot be a product or variant SKU: /products/${sku.toLowerCase()}/… is another route`;
+  return [
+    ...(reserved(p.sku) ? [{ field: 'sku', message: message(p.sku) }] : []),
+    ...(p.variants ?? []).flatMap((v, i) =>
+      reserved(v.sku) ? [{ field: `variants.${i}.sku`, message: message(v.sku) }] : [],
+    ),
+  ];
+}
+
+/**
  * The rules between fields that a schema cannot express. Pure: SKU existence (bundle components)
  * and uniqueness across the tenant are checked by the catalog against the database.
  */
 export function crossFieldErrors(p: ProductInput): FieldError[] {
-  const errs: FieldError[] = [];
+  const errs: FieldError[] = reservedSkuErrors(p);
   const sku = p.sku.toUpperCase();
   if (p.compareAtPrice !== undefined && !(p.compareAtPrice > p.price)) {
     errs.push({ field: 'compareAtPrice', message: `must be greater than price (${p.price})` });
