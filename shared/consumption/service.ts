@@ -440,7 +440,8 @@ export class ConsumptionService {
               referenceType,
               notes: req.notes ?? null,
               substituted: plan.lines.filter((l) => l.source === 'substitute').map((l) => l.sku),
-              request: bomRunAsked(req),
+              // the location it ran at: a retry naming the default location asks the same as one leaving it out
+              request: bomRunAsked({ ...req, locationId }),
             },
             seedsOf(plan),
             fromMemory ? null : undefined,
@@ -448,8 +449,11 @@ export class ConsumptionService {
         }),
     );
     const { doc } = result;
-    // a run under the same reference (or key) asking for something else is not a retry of it
-    if (doc.meta.request !== undefined && doc.meta.request !== bomRunAsked(req))
+    // a run under the same reference (or key) asking for something else is not a retry of it; runs
+    // recorded before the location was resolved in it hold the location as sent
+    const resolved = await located.catch(() => req.locationId ?? null);
+    const asked = [bomRunAsked({ ...req, locationId: resolved ?? undefined }), bomRunAsked(req)];
+    if (doc.meta.request !== undefined && !asked.includes(doc.meta.request as string))
       throw reused(
         req.referenceId ? `referenceId ${req.referenceId} (${referenceType})` : null,
         `a run of ${doc.meta.quantityProduced} ${doc.meta.unit} at ${doc.plan.locationId}`,

@@ -1,3 +1,4 @@
+import { reused } from '../idempotency/keys';
 import { createHash } from 'node:crypto';
 import type { TenantDb } from '../db/tenant-db';
 import { duplicateKeyIndexes, isDuplicateKeyError } from '../db/duplicate-key';
@@ -88,6 +89,8 @@ interface Pending {
   related: string[];
   /** The record and stock document the caller read a moment ago (a consumption's plan): the first attempt starts from them. */
   seed?: Seed;
+  /** Whether the movement found under this one's id was asked by the same request (else 409 idempotency-key-reused). */
+  sameRequest?: (seen: JournalEntry) => boolean;
 }
 
 export interface Seed {
@@ -220,9 +223,10 @@ export class StockStore {
     locationIds: string[],
     related: string[] = [],
     seed?: Seed,
+    sameRequest?: Pending['sameRequest'],
   ): Promise<Applied> {
     const lane = `${this.tenantDb.databaseName}:${this.kind}:${recordId(this.tenantDb.tenantId, sku)}`;
-    return inBatch(lane, { movementId, keyed, build, locationIds, related, seed }, (batch) =>
+    return inBatch(lane, { movementId, keyed, build, locationIds, related, seed, sameRequest }, (batch) =>
       this.applyBatch(sku, batch),
     );
   }
@@ -307,7 +311,9 @@ export class StockStore {
       for (const [i, p] of batch.entries()) {
         const seen = seenIn(doc)(p.movementId);
         const where = p.locationIds.find((id) => absent.has(id));
-        if (seen) {
+        if (seen && p.sameRequest && !p.sameRequest(seen)) {
+          outcomes[i] = { ok: false, error: reused() };
+        } else if (seen) {
           outcomes[i] = { ok: true, value: { doc, facts, record, movement: seen, replayed: true } };
           replays.push(seen);
         } else if (where) {
@@ -517,6 +523,14 @@ export class StockStore {
         return applyTransfer(doc, facts, { ...where, fromLocationId: req.fromLocationId, minor }, movement, new Date());
       },
       [req.fromLocationId, req.toLocationId],
+      [],
+      undefined,
+      // the key sent again with another quantity or route is another transfer, not a retry of the first
+      (seen) =>
+        seen.locationId === req.fromLocationId &&
+        seen.toLocationId === req.toLocationId &&
+        seen.requested?.quantity === req.quantity &&
+        seen.requested.unit === (req.unit ?? seen.unit),
     );
   }
 
