@@ -38,8 +38,17 @@ export type StockShape = Pick<ProductDoc, 'sku' | 'variants' | 'productType' | '
  * components (shared/orders/stock.ts), so what it has is what they make up.
  */
 /** Products of these types hold no stock: selling one takes only the materials its BOM uses on sale. */
-const STOCKLESS_LIST = ['digital', 'service'] as const;
-export const STOCKLESS_TYPES: ReadonlySet<string> = new Set(STOCKLESS_LIST);
+export const STOCKLESS_TYPES: ReadonlySet<string> = new Set(['digital', 'service']);
+
+/**
+ * Whether a SKU of a product holds no stock: the product is digital or a service, or the SKU is a
+ * variant whose own productType is (a variant's type defaults to physical, so a digital product's
+ * variants follow the product).
+ */
+export function holdsNoStock(product: Pick<ProductDoc, 'productType' | 'variants'>, sku: string): boolean {
+  const variant = product.variants?.find((v) => v.sku === sku);
+  return STOCKLESS_TYPES.has(product.productType) || (!!variant && STOCKLESS_TYPES.has(variant.productType));
+}
 
 export function isCalculatedBundle(doc: Pick<ProductDoc, 'productType' | 'bundleConfig'>): boolean {
   return doc.productType === 'bundle' && (doc.bundleConfig?.inventoryMode ?? 'calculated') !== 'reserved';
@@ -109,7 +118,7 @@ export async function calculatedStockOf(
   return (await productStock(tenantDb, [{ ...doc, variants: [] }], locationId)).get(doc.sku) ?? null;
 }
 
-/** Which of these SKUs belong to products that hold no stock (STOCKLESS_TYPES). */
+/** Which of these SKUs hold no stock (holdsNoStock). */
 async function stocklessSkus(tenantDb: TenantDb, skus: string[]): Promise<Set<string>> {
   if (!skus.length) return new Set();
   const claims = await tenantDb
@@ -117,17 +126,24 @@ async function stocklessSkus(tenantDb: TenantDb, skus: string[]): Promise<Set<st
     .find({ sku: { $in: skus } }, { projection: { sku: 1, productId: 1 } })
     .toArray();
   const ids = [...new Set(claims.map((c) => c.productId))].filter((id) => ObjectId.isValid(id));
-  const stockless = ids.length
+  const owners = ids.length
     ? await tenantDb
         .collection(products)
         .find(
-          { _id: { $in: ids.map((id) => new ObjectId(id)) }, productType: { $in: [...STOCKLESS_LIST] } },
-          { projection: { _id: 1 } },
+          { _id: { $in: ids.map((id) => new ObjectId(id)) } },
+          { projection: { productType: 1, 'variants.sku': 1, 'variants.productType': 1 } },
         )
         .toArray()
     : [];
-  const gone = new Set(stockless.map((p) => p._id.toHexString()));
-  return new Set(claims.filter((c) => gone.has(c.productId)).map((c) => c.sku));
+  const byId = new Map(owners.map((p) => [p._id.toHexString(), p]));
+  return new Set(
+    claims
+      .filter((c) => {
+        const owner = byId.get(c.productId);
+        return !!owner && holdsNoStock({ productType: owner.productType, variants: owner.variants ?? [] }, c.sku);
+      })
+      .map((c) => c.sku),
+  );
 }
 
 /**

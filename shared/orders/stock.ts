@@ -5,7 +5,7 @@ import { planConsumption, type StoredBom } from '../consumption/plan';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { Ledger } from '../inventory/ledger';
-import { isCalculatedBundle, STOCKLESS_TYPES } from '../inventory/stock-view';
+import { holdsNoStock, isCalculatedBundle } from '../inventory/stock-view';
 import { Locations } from '../locations/locations';
 import { fromMinor } from '../materials/quantity';
 import { productSkus, products } from '../products/collections';
@@ -103,6 +103,7 @@ export class OrderStock {
     // a variant's own setting decides for it (the spec gives every variant one, default false)
     const sellsShort = (sku: string, product: ProductDoc) =>
       Boolean((product.variants.find((v) => v.sku === sku) ?? product).sellIfOutOfStock);
+    const stockless = (sku: string, product: ProductDoc) => holdsNoStock(product, sku);
 
     const sales: SaleLine[] = [];
     const lines: PlannedLine[] = [];
@@ -118,7 +119,7 @@ export class OrderStock {
           const component = productOf(c.productSku);
           if (!component)
             throw orderErrors.invalid(`item ${item.sku}'s component ${c.productSku} is no longer in the catalog`);
-          if (STOCKLESS_TYPES.has(component.productType as string)) continue;
+          if (stockless(c.productSku, component)) continue;
           sales.push({
             sku: c.productSku,
             quantity: item.quantity * (c.quantity ?? 1),
@@ -126,7 +127,7 @@ export class OrderStock {
             key: `ordsale:${orderId}:${runId}:${i}:${k}`,
           });
         }
-      else if (!STOCKLESS_TYPES.has(product.productType as string))
+      else if (!stockless(item.sku, product))
         sales.push({
           sku: item.sku,
           quantity: item.quantity,

@@ -7,6 +7,7 @@ import { materials, supplies } from '../materials/collections';
 import { findUnit, unitCodes } from '../materials/quantity';
 import { holdNamed, stockRecordsBySku, unitsOf } from '../materials/lookup';
 import { stockLevels } from '../inventory/collections';
+import { isCalculatedBundle } from '../inventory/stock-view';
 import { normalizeProduct, skusOf } from './normalize';
 import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
@@ -170,6 +171,7 @@ export class Catalog {
           return [{ field, message: `references ${c.productSku}, which is being deleted or renamed` }];
         return [];
       });
+      errs.push(...(await this.nestedBundleErrors(product)));
       if (errs.length) {
         await this.releaseHolds(); // refused: nothing will be stored
         throw validationError(errs);
@@ -181,6 +183,61 @@ export class Catalog {
       throw validationError(bomErrors);
     }
     return product;
+  }
+
+  /**
+   * A calculated bundle has no stock of its own: an order of it sells its components. One inside a
+   * bundle would be sold as if it held stock, so a component is never one (name its components, or
+   * make it reserved); see refuseBecomingNested for the other way round.
+   */
+  private async nestedBundleErrors(product: ProductInput): Promise<FieldError[]> {
+    const skus = [...new Set(product.bundleConfig!.components.map((c) => c.productSku))];
+    const nested = await this.products
+      .find(
+        {
+          productType: 'bundle',
+          'bundleConfig.inventoryMode': { $ne: 'reserved' },
+          $or: [{ sku: { $in: skus } }, { 'variants.sku': { $in: skus } }],
+        } as Filter<ProductDoc>,
+        { projection: { sku: 1, 'variants.sku': 1 } },
+      )
+      .toArray();
+    const calculated = new Set(nested.flatMap((d) => [d.sku, ...(d.variants ?? []).map((v) => v.sku)]));
+    return product.bundleConfig!.components.flatMap((c, i) =>
+      calculated.has(c.productSku)
+        ? [
+            {
+              field: `bundleConfig.components.${i}.productSku`,
+              message: `is a calculated bundle (${c.productSku}), which holds no stock of its own: name its components here, or make it a reserved bundle`,
+            },
+          ]
+        : [],
+    );
+  }
+
+  /**
+   * A product becoming a calculated bundle while a bundle names one of its SKUs would be a
+   * calculated bundle inside a bundle (nestedBundleErrors): 400 validation-error naming the bundles.
+   */
+  private async refuseBecomingNested(current: ProductDoc, product: ProductInput): Promise<void> {
+    if (!isCalculatedBundle(product) || isCalculatedBundle(current)) return;
+    const skus = skusOf(product).map((s) => s.sku);
+    const bundles = await this.products
+      .find({ _id: { $ne: current._id }, 'bundleConfig.components.productSku': { $in: skus } } as Filter<ProductDoc>, {
+        projection: { sku: 1 },
+        limit: 10,
+      })
+      .toArray();
+    if (bundles.length)
+      throw new AppError(
+        400,
+        'validation-error',
+        `${product.sku} is a component of the bundle${bundles.length === 1 ? '' : 's'} ${bundles.map((b) => b.sku).join(', ')}: it cannot become a calculated bundle (it would be sold as if it held stock); keep it reserved, or remove it there first`,
+        {
+          field: 'bundleConfig.inventoryMode',
+          details: { reason: 'in-use', usedBy: bundles.map((b) => ({ sku: b.sku, as: 'bundle' })) },
+        },
+      );
   }
 
   /**
@@ -430,6 +487,7 @@ export class Catalog {
    * concurrent change in between makes this a 409, never a silent overwrite.
    */
   async write(current: ProductDoc, product: ProductInput): Promise<ProductDoc> {
+    await this.refuseBecomingNested(current, product);
     const kept = new Set(skusOf(product).map((s) => s.sku));
     const givenUp = skusOf(current)
       .map((s) => s.sku)
