@@ -1,6 +1,6 @@
 import { costMicros, findUnit, MAX_MINOR, unitCodes, valueOf, type UnitSystem } from '../materials/quantity';
 import type { StockDoc } from '../materials/collections';
-import { isMaterial, unitsOf, type StockRecord } from '../materials/records';
+import { costNow, unitsOf, type StockRecord } from '../materials/records';
 import { componentSteps } from './requirements';
 
 /**
@@ -46,12 +46,12 @@ export interface CalculatedCost {
 }
 
 /**
- * The current cost of one base unit of a record: a material's is its stock's currentCost (which
- * the costing method keeps: fifo, lifo, average, last_purchase) or, before any receipt, its
+ * The current cost of one base unit of a record: a material's is its costing method's over the
+ * lots live now (costNow: fifo, lifo, average, last_purchase) or, before any receipt, its
  * initialCost; a supply has no costing, so its price (per consumptionUnit), 0 without one.
  */
 export function costedOf(record: StockRecord, stock: StockDoc | null): CostedStock {
-  const cost = isMaterial(record) ? (stock?.costing?.currentCost ?? record.costing.initialCost) : (record.price ?? 0);
+  const cost = costNow(record, stock);
   return { currency: record.currency, units: unitsOf(record), costPerBaseUnit: cost };
 }
 

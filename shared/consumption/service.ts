@@ -3,7 +3,7 @@ import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { Locations } from '../locations/locations';
 import { costMicros, fromMicros, valueOf } from '../materials/quantity';
-import { isMaterial, kindOf, unitsOf, type StockRecord } from '../materials/records';
+import { costNow, isMaterial, kindOf, unitsOf, type StockRecord } from '../materials/records';
 import { StockStore, type Seed } from '../materials/stock';
 import { Catalog } from '../products/catalog';
 import { products } from '../products/collections';
@@ -114,8 +114,7 @@ function seedsOf(plan: Plan): Map<string, Seed> {
 /** The current cost of one base unit of a record: a material's costing, a supply's price. */
 async function unitCostOf(tenantDb: TenantDb, record: StockRecord): Promise<number> {
   if (!isMaterial(record)) return record.price ?? 0;
-  const stock = await new StockStore(tenantDb, 'material').stockOf(record.sku);
-  return stock?.costing?.currentCost ?? record.costing.initialCost;
+  return costNow(record, await new StockStore(tenantDb, 'material').stockOf(record.sku));
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { JournalEntry, LocationStock, StockAlert, StockDoc } from './collections';
 import { fromMinor } from './quantity';
-import { factsOf, isMaterial, type StockRecord } from './records';
+import { costNow, factsOf, isMaterial, type StockRecord } from './records';
 import { availableMinor, lotStatus, valuationOf, type StockFacts } from './stock-changes';
 
 /**
@@ -49,7 +49,7 @@ export function presentRecord(doc: StockRecord, stock: StockDoc | null) {
     costing: {
       method: doc.costing.method,
       currentCost: {
-        value: stock?.costing?.currentCost ?? doc.costing.initialCost,
+        value: costNow(doc, stock),
         currency: doc.currency,
         perUnit: doc.baseUnit.code,
         calculatedAt: stock?.costing?.calculatedAt ?? doc.createdAt,

@@ -11,11 +11,12 @@ import {
   recordId,
   supplies,
   type MaterialDoc,
+  type StockDoc,
   type StockKind,
   type SupplyDoc,
 } from './collections';
 import { unitCodes, type UnitSystem } from './quantity';
-import type { StockFacts } from './stock-changes';
+import { currentCostOf, type StockFacts } from './stock-changes';
 
 import { isMaterial, NAMED_HOLD_MS, unitsOf, type StockRecord } from './lookup';
 export { isMaterial, kindOf, stockRecordsBySku, unitsOf, type StockRecord } from './lookup';
@@ -37,6 +38,17 @@ function invalid(field: string, message: string, details?: Record<string, unknow
 }
 
 /** What the stock rules need to know about a record. */
+/**
+ * A material's cost per base unit as it stands now: its costing method over the lots live at this
+ * moment (one expired since the last movement no longer counts, as a consumption would not take
+ * it), or its initial cost before any receipt. What the stock document stores is the cost at its
+ * last movement.
+ */
+export function costNow(record: StockRecord, stock: StockDoc | null, now = new Date()): number {
+  if (!isMaterial(record)) return record.price ?? 0;
+  return stock?.costing ? currentCostOf(stock, factsOf(record), now) : record.costing.initialCost;
+}
+
 export function factsOf(doc: StockRecord): StockFacts {
   const units = unitsOf(doc);
   return {
