@@ -210,7 +210,8 @@ function roundDiv(num: bigint, den: bigint): bigint {
 const pow10 = (n: number) => 10n ** BigInt(n);
 
 /** A money value as integer cents, rounded half away from zero. */
-function centsOf(value: number): bigint {
+/** A price in whole cents, half up, from its decimal digits (1.005 is 101, where 1.005 × 100 is 100.49…). */
+export function centsOf(value: number): bigint {
   const d = decimalOf(value);
   return roundDiv(d.digits * 100n, pow10(d.scale));
 }

@@ -5,6 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { tenants } from '../auth/collections';
 import { timeZoneOf } from '../auth/tenancy';
 import {
+  centsOf,
   checkSelection,
   selectionsFromPairs,
   type ModifiersConfig,
@@ -83,7 +84,8 @@ function adjustedPrice(base: number, result: SelectionResult): number {
   if (!result.selectedModifiers.some((m) => m.priceAdjustment)) return base;
   const baseMillionths = BigInt(Math.round(base * 1e6));
   const replaced = result.selectedModifiers.some((m) => m.priceAdjustment?.type === 'replace');
-  const fraction = replaced ? baseMillionths - BigInt(cents(base)) * 10_000n : 0n;
+  // the base's cents as the replace adjustment counted them (adjustmentCents), from its decimal digits
+  const fraction = replaced ? baseMillionths - centsOf(base) * 10_000n : 0n;
   return Number(baseMillionths + BigInt(cents(result.totalPriceAdjustment)) * 10_000n - fraction) / 1e6;
 }
 

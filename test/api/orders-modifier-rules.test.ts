@@ -146,3 +146,26 @@ test("a replace modifier on a price with fractions of a cent: the line is the mo
   expect(res.status).toBe(201);
   expect(res.body.data.items[0]).toMatchObject({ price: 2, lineTotal: 6 });
 });
+
+// bases whose half cent a double does not hold exactly (1.005 × 100 is 100.499…)
+test.each([1.005, 1.015, 0.285, 1.255])(
+  "a replace modifier on a line price of %s: the unit price is the modifier's 5.00, to the cent",
+  async (price) => {
+    const sku = await serviceProduct('REPL');
+    const [kind] = await configure(sku, [
+      {
+        name: 'Kind',
+        selectionRule: { minSelections: 0, maxSelections: 1 },
+        modifiers: [{ name: 'Premium', priceAdjustment: { type: 'replace', value: 5 } }],
+      },
+    ]);
+    const res = await api.post('/orders', {
+      externalId: `${P}-repl-${price}`,
+      customerInfo: { name: 'Ana' },
+      items: [{ sku, quantity: 1, price, selectedModifiers: [{ groupId: kind.id, modifierId: kind.modifiers[0].id }] }],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data.items[0]).toMatchObject({ price: 5, lineTotal: 5 });
+    expect(res.body.data.subtotal).toBe(5);
+  },
+);
