@@ -92,6 +92,25 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
+/**
+ * The AI provider's base URL: an http(s) URL without credentials. fetch refuses a URL holding a
+ * user and password, and its error quotes the URL whole, so the password would reach a tenant's
+ * job; a key goes in AI_API_KEY (with AI_API_KEY_HEADER for another header) instead.
+ */
+function aiBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('AI_BASE_URL must be an http(s) URL (it is not quoted here: it may hold a password)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`AI_BASE_URL must be an http(s) URL, got "${url.protocol}"`);
+  if (url.username || url.password)
+    throw new Error('AI_BASE_URL must not hold a user or password: send the key in AI_API_KEY (and AI_API_KEY_HEADER)');
+  return raw;
+}
+
 function integer(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -130,7 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     aiPageSize: integer(env, 'AI_PAGE_SIZE', 20),
     ai: env.AI_BASE_URL
       ? {
-          baseUrl: env.AI_BASE_URL,
+          baseUrl: aiBaseUrl(env.AI_BASE_URL),
           apiKey: env.AI_API_KEY || undefined,
           apiKeyHeader: env.AI_API_KEY_HEADER || undefined,
           model: env.AI_MODEL ?? 'gpt-4o-mini',
