@@ -347,7 +347,9 @@ export const orderRoutes = defineRoutes([
   {
     method: 'post',
     path: '/orders/:orderId/comments',
-    idempotency: 'native',
+    // the key is the tenant's: the same key for a comment on another order is 409, as for any
+    // other request (the use case still finds a retry's comment when its first process died)
+    idempotency: 'stored',
     summary:
       'Append a comment to the order history (never edited or deleted); an Idempotency-Key makes a retry add it once',
     tags: ['orders'],

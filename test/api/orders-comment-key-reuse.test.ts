@@ -4,7 +4,8 @@ import { TestDeps } from '../helpers/stack';
 
 /**
  * A comment's Idempotency-Key names that comment: a retry adds it once, and another comment sent
- * under a key already used is 409 idempotency-key-reused, never silently dropped.
+ * under a key already used, on this order or another one (keys are the tenant's), is 409
+ * idempotency-key-reused, never silently dropped nor added twice.
  */
 let deps: TestDeps;
 let api: ApiClient;
@@ -38,4 +39,22 @@ test('another comment under a used Idempotency-Key is 409 idempotency-key-reused
   // now: 200 {data: {success: true, orderId}} and the comment is not stored
   expectError(other, 409, 'idempotency-key-reused', 'orders');
   expect(await comments()).toEqual(['gift wrap please']);
+});
+
+test('the same comment under a used Idempotency-Key on another order is 409, nothing added there', async () => {
+  const other = await api.post('/orders', {
+    externalId: `${P}-2`,
+    customerInfo: { name: 'Ana' },
+    items: [{ sku: `${P}-MUG`, quantity: 1 }],
+  });
+  const key = { headers: { 'idempotency-key': `${P}-shared` } };
+  expect((await api.post(`/orders/${orderId}/comments`, { comment: 'hello' }, key)).status).toBe(200);
+  const again = await api.post(`/orders/${other.body.data._id}/comments`, { comment: 'hello' }, key);
+  expectError(again, 409, 'idempotency-key-reused', 'orders');
+  const log = (await api.get(`/orders/${other.body.data._id}/activity-log`)).body.data as { type: string }[];
+  expect(log.filter((e) => e.type === 'comment')).toHaveLength(0);
+  // the retry on the first order is still answered, and adds nothing
+  const retry = await api.post(`/orders/${orderId}/comments`, { comment: 'hello' }, key);
+  expect(retry.status).toBe(200);
+  expect((await comments()).filter((c) => c === 'hello')).toHaveLength(1);
 });
