@@ -80,6 +80,11 @@ export interface RouteSpec {
   body?: JsonSchema;
   /** A route with a body schema requires a body unless this is false (an absent body is then `{}`). */
   bodyRequired?: boolean;
+  /**
+   * Lets text that is not well-formed Unicode through to the handler, which refuses it its own way
+   * (an upload's s3Key: 403 forbidden/invalid-s3-key); every other body is refused 400.
+   */
+  keepsIllFormedText?: boolean;
   /** A larger body limit than the API's default, for routes that take file contents. */
   bodyLimitBytes?: number;
   query?: JsonSchema;
@@ -201,6 +206,29 @@ function failuresOf(where: InputFailure['in'], fn: ValidateFunction): InputFailu
 const hasNul = (v: unknown): boolean =>
   typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) && v.some(hasNul);
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Where a body holds text that is not well-formed Unicode (half of a UTF-16 surrogate pair, in a
+ * value or a key): the store would keep U+FFFD in its place, so two different values could come
+ * back as one. The path as the client wrote it (`items.0.name`); null when there is none.
+ */
+function illFormedAt(value: unknown, path = ''): string | null {
+  const stack: [unknown, string][] = [[value, path]];
+  while (stack.length) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return at || '(body)';
+    } else if (v !== null && typeof v === 'object')
+      for (const [k, child] of Object.entries(v)) {
+        const here = at ? `${at}.${k}` : k;
+        if (LONE_SURROGATE.test(k)) return here;
+        stack.push([child, here]);
+      }
+  }
+  return null;
+}
+
 /** Numbers a query coerced to infinity (`1e309`): ajv's integer and range checks let them through. */
 const notFinite = (v: unknown): boolean =>
   typeof v === 'number' ? !Number.isFinite(v) : Array.isArray(v) && v.some(notFinite);
@@ -244,6 +272,13 @@ function validator(spec: RouteSpec) {
             : errors.missingBody();
       }
       if (!body(b)) throw refusal(spec, 'body', failuresOf('body', body));
+      const illFormed = spec.keepsIllFormedText ? null : illFormedAt(b);
+      if (illFormed)
+        throw refusal(
+          spec,
+          'body',
+          textFailure('body', illFormed, 'must be well-formed Unicode: it holds half of a UTF-16 surrogate pair'),
+        );
     }
     return next();
   };
