@@ -203,11 +203,6 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       take(record, need, 'component');
       return;
     }
-    if (!required) {
-      demand.skipped = true;
-      decidedOnShortage = true;
-      return;
-    }
     const substitute = input.allowSubstitutes
       ? (c.substitutes ?? []).flatMap((s) => {
           const sub = records.get(s.materialSku.toUpperCase());
@@ -216,6 +211,12 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
           return leftOf(sub.sku) >= steps ? [{ sub, steps }] : [];
         })[0]
       : undefined;
+    if (!substitute && !required) {
+      // an optional component short of stock (with no substitute to cover it) is left out
+      demand.skipped = true;
+      decidedOnShortage = true;
+      return;
+    }
     if (!substitute) {
       short.add(record.sku);
       return;
