@@ -117,6 +117,8 @@ function buildModifier(
   groupCode: string,
   field: string,
   ctx: ConfigureContext,
+  /** The number of the group's last code already given: new codes follow it. */
+  codesUsed = 0,
 ): Built<Modifier> {
   const errors: FieldError[] = [];
   const adj = m.priceAdjustment;
@@ -159,7 +161,7 @@ function buildModifier(
   }
   const value: Modifier = {
     id: (ctx.newId ?? randomUUID)(),
-    code: `${groupCode}-${index + 1}`,
+    code: `${groupCode}-${codesUsed + index + 1}`,
     name: m.name.trim(),
     type: m.type ?? 'addon',
     ...(m.sku !== undefined ? { sku: m.sku.trim().toUpperCase() } : {}),
@@ -178,8 +180,9 @@ function buildModifiers(
   groupCode: string,
   field: string,
   ctx: ConfigureContext,
+  codesUsed = 0,
 ): Built<Modifier[]> {
-  const built = modifiers.map((m, j) => buildModifier(m, j, groupCode, `${field}.${j}`, ctx));
+  const built = modifiers.map((m, j) => buildModifier(m, j, groupCode, `${field}.${j}`, ctx, codesUsed));
   return { value: built.map((b) => b.value), errors: built.flatMap((b) => b.errors) };
 }
 
@@ -248,7 +251,12 @@ export function buildModifiersConfig(input: ConfigureInput, ctx: ConfigureContex
 export function patchGroup(current: ModifierGroup, patch: GroupPatch, ctx: ConfigureContext): Built<ModifierGroup> {
   const rule = ruleOf({ ...current.selectionRule, ...patch.selectionRule });
   const code = current.code ?? 'group';
-  const modifiers = patch.modifiers ? buildModifiers(patch.modifiers, code, 'modifiers', ctx) : null;
+  // modifiers sent again are new ones: their codes follow the group's, never taking one back
+  const used = Math.max(
+    0,
+    ...current.modifiers.map((m) => Number(/-(\d+)$/.exec(m.code ?? '')?.[1] ?? 0)).filter(Number.isFinite),
+  );
+  const modifiers = patch.modifiers ? buildModifiers(patch.modifiers, code, 'modifiers', ctx, used) : null;
   const { description: _d, ...rest } = current;
   const description = patch.displayName !== undefined ? patch.displayName : current.description;
   const value: ModifierGroup = {

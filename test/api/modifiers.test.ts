@@ -332,7 +332,8 @@ describe('update one group', () => {
     expect(res.body.modifiersConfig.groups[1].modifiers).toEqual([
       {
         id: expect.stringMatching(UUID),
-        code: 'group-2-1',
+        // a new modifier: its code follows the group's three, never taking one of theirs back
+        code: 'group-2-4',
         name: 'Double cheese',
         type: 'addon',
         inventoryConsumption: [{ sku: MOZZ, quantity: 0.06, unit: 'kg' }],
