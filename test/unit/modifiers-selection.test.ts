@@ -576,7 +576,7 @@ describe('configure: the input as stored', () => {
       modifiers: [
         {
           id: 'new-1',
-          code: 'group-2-1',
+          code: 'group-2-3', // after the group's two: a new modifier never takes a code back
           name: 'Bacon',
           inventoryConsumption: [{ sku: 'BOX', quantity: 2, unit: 'pcs' }],
         },
