@@ -96,6 +96,13 @@ function restoredBindings(before: ProductDoc, current: ProductDoc): ProductDoc['
   return [...restored, ...[...publishedSince.values()].filter((b) => !kept.has(b.channelId))];
 }
 
+/** Whether a write keeps a bundle's components as they are (nothing to check again). */
+function sameComponents(current: ProductDoc, product: ProductInput): boolean {
+  const skus = (p: { bundleConfig?: { components: { productSku: string }[] } }) =>
+    (p.bundleConfig?.components ?? []).map((c) => c.productSku).join('\n');
+  return current.productType === 'bundle' && skus(current) === skus(product);
+}
+
 /**
  * Product writes for one tenant: validation, normalisation, the SKU space and guarded updates.
  * Used by the API and by import activities alike, so every path into the catalog keeps its rules.
@@ -488,6 +495,11 @@ export class Catalog {
    */
   async write(current: ProductDoc, product: ProductInput): Promise<ProductDoc> {
     await this.refuseBecomingNested(current, product);
+    // every writer's bundle, a rollback's before-image too (prepareInput checked the API's already)
+    if (product.bundleConfig?.components.length && !sameComponents(current, product)) {
+      const nested = await this.nestedBundleErrors(product);
+      if (nested.length) throw validationError(nested);
+    }
     const kept = new Set(skusOf(product).map((s) => s.sku));
     const givenUp = skusOf(current)
       .map((s) => s.sku)
