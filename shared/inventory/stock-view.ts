@@ -31,6 +31,15 @@ export function skusOfProduct(doc: Pick<ProductDoc, 'sku' | 'variants'>): string
   return [doc.sku, ...doc.variants.map((v) => v.sku)];
 }
 
+/**
+ * The SKUs whose stock adds up to a product's: its own and its variants', except a calculated
+ * bundle's, which all sell the same components (productStock shows each of them what those make
+ * up): its own SKU alone.
+ */
+export function countedSkus(doc: Pick<ProductDoc, 'sku' | 'variants' | 'productType' | 'bundleConfig'>): string[] {
+  return isCalculatedBundle(doc) ? [doc.sku] : skusOfProduct(doc);
+}
+
 export type StockShape = Pick<ProductDoc, 'sku' | 'variants' | 'productType' | 'bundleConfig'>;
 
 /**
@@ -94,20 +103,24 @@ export async function productStock(
     stockOf(tenantDb, [...docs.flatMap(skusOfProduct), ...components], locationId),
     stocklessSkus(tenantDb, components),
   ]);
-  for (const d of bundles) stock.set(d.sku, bundleStock(d, stock, stockless));
+  for (const d of bundles) {
+    // a variant of a calculated bundle sells its components as the bundle does
+    const made = bundleStock(d, stock, stockless);
+    for (const sku of skusOfProduct(d)) stock.set(sku, made);
+  }
   return stock;
 }
 
 /**
- * What a calculated bundle's own SKU shows (bundleStock), at one location or all; null for any
- * other SKU, whose ledger balance is what it has.
+ * What a calculated bundle's own or variant SKU shows (bundleStock), at one location or all; null
+ * for any other SKU, whose ledger balance is what it has.
  */
 export async function calculatedStockOf(
   tenantDb: TenantDb,
   claim: { kind: string; productId: string },
   locationId?: string,
 ): Promise<SkuStock | null> {
-  if (claim.kind !== 'product' || !ObjectId.isValid(claim.productId)) return null;
+  if ((claim.kind !== 'product' && claim.kind !== 'variant') || !ObjectId.isValid(claim.productId)) return null;
   const doc = await tenantDb
     .collection(products)
     .findOne(
@@ -165,7 +178,7 @@ export async function addStock(
     }
     if (opts.inventory) {
       const byLocation = new Map<string, number>();
-      for (const sku of skusOfProduct(doc))
+      for (const sku of countedSkus(doc))
         for (const b of stock.get(sku)?.byLocation ?? [])
           byLocation.set(b.locationId, (byLocation.get(b.locationId) ?? 0) + b.onHand);
       const list = [...byLocation]

@@ -1,7 +1,7 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { addStock, productIdsAvailableAt, productStock, skusOfProduct } from '../inventory/stock-view';
+import { addStock, countedSkus, productIdsAvailableAt, productStock } from '../inventory/stock-view';
 import { Locations } from '../locations/locations';
 import { pageWindow, type PageRequest } from '../paging';
 import { Catalog, notFound } from './catalog';
@@ -116,7 +116,7 @@ export class ProductReads {
     const at = (sku: string) => stock.get(sku)?.total ?? 0;
     const items = docs.map((doc) => ({
       doc,
-      stock: skusOfProduct(doc).reduce((n, s) => n + at(s), 0),
+      stock: countedSkus(doc).reduce((n, s) => n + at(s), 0),
       variants: doc.variants.map((v) => ({ id: v.id, sku: v.sku, stock: at(v.sku) })),
     }));
     return { items, total };

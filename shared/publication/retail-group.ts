@@ -3,7 +3,7 @@ import { Channels } from '../channels/channels';
 import { listChannelProducts } from '../channels/connector';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
-import { productStock, skusOfProduct } from '../inventory/stock-view';
+import { countedSkus, productStock } from '../inventory/stock-view';
 import { pageWindow0 } from '../paging';
 import { products } from '../products/collections';
 import { presentListItem } from '../products/present';
@@ -128,8 +128,11 @@ export async function eligibleProducts(
 }
 
 /** A product's units, its own SKU's and its variants', at every location. */
-function stockOfProduct(d: Pick<ProductDoc, 'sku' | 'variants'>, stock: Map<string, { total: number }>): number {
-  return skusOfProduct(d).reduce((n, s) => n + (stock.get(s)?.total ?? 0), 0);
+function stockOfProduct(
+  d: Pick<ProductDoc, 'sku' | 'variants' | 'productType' | 'bundleConfig'>,
+  stock: Map<string, { total: number }>,
+): number {
+  return countedSkus(d).reduce((n, s) => n + (stock.get(s)?.total ?? 0), 0);
 }
 
 async function pageOf(tenantDb: TenantDb, filter: Filter<ProductDoc>, paging: GroupPaging) {
