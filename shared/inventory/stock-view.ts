@@ -131,6 +131,38 @@ export async function calculatedStockOf(
   return (await productStock(tenantDb, [{ ...doc, variants: [] }], locationId)).get(doc.sku) ?? null;
 }
 
+/**
+ * Of these SKUs, the ones of calculated bundles (own or variant), with what each shows
+ * (bundleStock): for the listings of ledger balances, which otherwise show their own rows.
+ */
+export async function calculatedAmong(
+  tenantDb: TenantDb,
+  skus: string[],
+  locationId?: string,
+): Promise<Map<string, SkuStock>> {
+  if (!skus.length) return new Map();
+  const wanted = [...new Set(skus)];
+  const docs = (
+    await tenantDb
+      .collection(products)
+      .find(
+        {
+          productType: 'bundle',
+          'bundleConfig.inventoryMode': { $ne: 'reserved' },
+          $or: [{ sku: { $in: wanted } }, { 'variants.sku': { $in: wanted } }],
+        } as never,
+        { projection: { sku: 1, 'variants.sku': 1, productType: 1, bundleConfig: 1 } },
+      )
+      .toArray()
+  ).map((d) => ({ ...d, variants: d.variants ?? [] }));
+  if (!docs.length) return new Map();
+  const stock = await productStock(tenantDb, docs, locationId);
+  const theirs = new Set(docs.flatMap(skusOfProduct));
+  return new Map(
+    wanted.filter((sku) => theirs.has(sku)).map((sku) => [sku, stock.get(sku) ?? { total: 0, byLocation: [] }]),
+  );
+}
+
 /** Which of these SKUs hold no stock (holdsNoStock). */
 async function stocklessSkus(tenantDb: TenantDb, skus: string[]): Promise<Set<string>> {
   if (!skus.length) return new Set();

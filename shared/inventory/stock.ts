@@ -9,7 +9,7 @@ import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
 import { keepOffDeleted } from './off-deleted';
 import { knownSku } from './skus';
-import { calculatedStockOf } from './stock-view';
+import { calculatedAmong, calculatedStockOf } from './stock-view';
 import { reused } from '../idempotency/keys';
 
 export function presentLevel(l: StockLevel) {
@@ -73,13 +73,41 @@ export class Stock {
         .toArray(),
       this.levels.countDocuments(filter),
     ]);
-    return { items: rows.map((r) => presentLevel(r as StockLevel)), totalCount };
+    return { items: await this.withCalculated(rows as StockLevel[]), totalCount };
   }
 
-  /** Per SKU: the total and the balance at each location. */
-  async totals(page: PageRequest): Promise<{ items: SkuTotal[]; totalCount: number }> {
+  /**
+   * Balance rows as shown: a calculated bundle's (own or variant SKU) shows what its components
+   * make up at that location, marked calculated, as its single read does (stock-view.ts).
+   */
+  private async withCalculated(rows: StockLevel[]) {
+    const calculated = await calculatedAmong(
+      this.tenantDb,
+      rows.map((r) => r.sku),
+    );
+    return rows.map((r) => {
+      const made = calculated.get(r.sku);
+      if (!made) return presentLevel(r);
+      const onHand = made.byLocation.find((b) => b.locationId === r.locationId)?.onHand ?? 0;
+      return { ...presentLevel(r), onHand, updatedAt: null, calculated: true };
+    });
+  }
+
+  /** Per SKU: the total and the balance at each location (a calculated bundle's as withCalculated). */
+  async totals(page: PageRequest): Promise<{ items: (SkuTotal & { calculated?: true })[]; totalCount: number }> {
     const all = totalsBySku((await this.levels.find({}, { projection: { recent: 0 } }).toArray()) as StockLevel[]);
-    return { items: slicePage(all, page), totalCount: all.length };
+    const items = slicePage(all, page);
+    const calculated = await calculatedAmong(
+      this.tenantDb,
+      items.map((i) => i.sku),
+    );
+    return {
+      items: items.map((i) => {
+        const made = calculated.get(i.sku);
+        return made ? { sku: i.sku, total: made.total, byLocation: made.byLocation, calculated: true as const } : i;
+      }),
+      totalCount: all.length,
+    };
   }
 
   /** The stock of one SKU of the tenant (404 not-found otherwise) at every location. */
@@ -107,7 +135,7 @@ export class Stock {
       this.levels.find(filter, { sort: { sku: 1 }, ...pageWindow(page), projection: { recent: 0 } }).toArray(),
       this.levels.countDocuments(filter),
     ]);
-    return { items: rows.map((r) => presentLevel(r as StockLevel)), totalCount };
+    return { items: await this.withCalculated(rows as StockLevel[]), totalCount };
   }
 
   /** One SKU's balance at one location; 0 when it never had any. */
