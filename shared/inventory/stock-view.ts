@@ -1,6 +1,6 @@
 import type { TenantDb } from '../db/tenant-db';
 import { ObjectId } from 'mongodb';
-import { productSkus, products } from '../products/collections';
+import { claimId, productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { stockLevels, type StockLevel } from './collections';
 
@@ -140,55 +140,56 @@ export async function calculatedAmong(
   skus: string[],
   locationId?: string,
 ): Promise<Map<string, SkuStock>> {
-  if (!skus.length) return new Map();
-  const wanted = [...new Set(skus)];
-  const docs = (
-    await tenantDb
-      .collection(products)
-      .find(
-        {
-          productType: 'bundle',
-          'bundleConfig.inventoryMode': { $ne: 'reserved' },
-          $or: [{ sku: { $in: wanted } }, { 'variants.sku': { $in: wanted } }],
-        } as never,
-        { projection: { sku: 1, 'variants.sku': 1, productType: 1, bundleConfig: 1 } },
-      )
-      .toArray()
-  ).map((d) => ({ ...d, variants: d.variants ?? [] }));
-  if (!docs.length) return new Map();
+  const held = (await productsHoldingSkus(tenantDb, skus)).filter((h) => isCalculatedBundle(h.product));
+  if (!held.length) return new Map();
+  const docs = [...new Map(held.map((h) => [h.product._id.toHexString(), h.product])).values()];
   const stock = await productStock(tenantDb, docs, locationId);
-  const theirs = new Set(docs.flatMap(skusOfProduct));
-  return new Map(
-    wanted.filter((sku) => theirs.has(sku)).map((sku) => [sku, stock.get(sku) ?? { total: 0, byLocation: [] }]),
+  return new Map(held.map((h) => [h.sku, stock.get(h.sku) ?? { total: 0, byLocation: [] }]));
+}
+
+/**
+ * The products holding these SKUs (their own or a variant's), with the SKU each holds: claims and
+ * products read by primary key (TenantCollection.findByIds), which FerretDB answers without
+ * decoding the rest of the catalog.
+ */
+export async function productsHoldingSkus(
+  tenantDb: TenantDb,
+  skus: string[],
+): Promise<{ sku: string; product: StockShape & Pick<ProductDoc, '_id'> }[]> {
+  if (!skus.length) return [];
+  const claims = await tenantDb.collection(productSkus).findByIds(
+    [...new Set(skus)].map((sku) => claimId(tenantDb.tenantId, sku)),
+    {
+      projection: { tenantId: 1, sku: 1, productId: 1, kind: 1 },
+    },
   );
+  const held = claims.filter(
+    (c) => (c.kind === 'product' || c.kind === 'variant') && /^[0-9a-f]{24}$/.test(c.productId),
+  );
+  const docs = await tenantDb.collection(products).findByIds(
+    [...new Set(held.map((c) => c.productId))].map((id) => new ObjectId(id)),
+    {
+      projection: {
+        tenantId: 1,
+        sku: 1,
+        'variants.sku': 1,
+        'variants.productType': 1,
+        productType: 1,
+        bundleConfig: 1,
+      },
+    },
+  );
+  const byId = new Map(docs.map((d) => [d._id.toHexString(), { ...d, variants: d.variants ?? [] }]));
+  return held.flatMap((c) => {
+    const product = byId.get(c.productId);
+    return product ? [{ sku: c.sku, product }] : [];
+  });
 }
 
 /** Which of these SKUs hold no stock (holdsNoStock). */
 async function stocklessSkus(tenantDb: TenantDb, skus: string[]): Promise<Set<string>> {
-  if (!skus.length) return new Set();
-  const claims = await tenantDb
-    .collection(productSkus)
-    .find({ sku: { $in: skus } }, { projection: { sku: 1, productId: 1 } })
-    .toArray();
-  const ids = [...new Set(claims.map((c) => c.productId))].filter((id) => ObjectId.isValid(id));
-  const owners = ids.length
-    ? await tenantDb
-        .collection(products)
-        .find(
-          { _id: { $in: ids.map((id) => new ObjectId(id)) } },
-          { projection: { productType: 1, 'variants.sku': 1, 'variants.productType': 1 } },
-        )
-        .toArray()
-    : [];
-  const byId = new Map(owners.map((p) => [p._id.toHexString(), p]));
-  return new Set(
-    claims
-      .filter((c) => {
-        const owner = byId.get(c.productId);
-        return !!owner && holdsNoStock({ productType: owner.productType, variants: owner.variants ?? [] }, c.sku);
-      })
-      .map((c) => c.sku),
-  );
+  const held = await productsHoldingSkus(tenantDb, skus);
+  return new Set(held.filter((h) => holdsNoStock(h.product, h.sku)).map((h) => h.sku));
 }
 
 /**

@@ -7,7 +7,7 @@ import { materials, supplies } from '../materials/collections';
 import { findUnit, unitCodes } from '../materials/quantity';
 import { holdNamed, stockRecordsBySku, unitsOf } from '../materials/lookup';
 import { stockLevels } from '../inventory/collections';
-import { isCalculatedBundle } from '../inventory/stock-view';
+import { isCalculatedBundle, productsHoldingSkus } from '../inventory/stock-view';
 import { normalizeProduct, skusOf } from './normalize';
 import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
@@ -198,18 +198,10 @@ export class Catalog {
    * make it reserved); see refuseBecomingNested for the other way round.
    */
   private async nestedBundleErrors(product: ProductInput): Promise<FieldError[]> {
-    const skus = [...new Set(product.bundleConfig!.components.map((c) => c.productSku))];
-    const nested = await this.products
-      .find(
-        {
-          productType: 'bundle',
-          'bundleConfig.inventoryMode': { $ne: 'reserved' },
-          $or: [{ sku: { $in: skus } }, { 'variants.sku': { $in: skus } }],
-        } as Filter<ProductDoc>,
-        { projection: { sku: 1, 'variants.sku': 1 } },
-      )
-      .toArray();
-    const calculated = new Set(nested.flatMap((d) => [d.sku, ...(d.variants ?? []).map((v) => v.sku)]));
+    const skus = product.bundleConfig!.components.map((c) => c.productSku);
+    // by primary key: a scan of the bundles per bundle write grows with the catalog
+    const held = await productsHoldingSkus(this.tenantDb, skus);
+    const calculated = new Set(held.filter((h) => isCalculatedBundle(h.product)).map((h) => h.sku));
     return product.bundleConfig!.components.flatMap((c, i) =>
       calculated.has(c.productSku)
         ? [
