@@ -46,7 +46,9 @@ function invalid(field: string, message: string, details?: Record<string, unknow
  */
 export function costNow(record: StockRecord, stock: StockDoc | null, now = new Date()): number {
   if (!isMaterial(record)) return record.price ?? 0;
-  return stock?.costing ? currentCostOf(stock, factsOf(record), now) : record.costing.initialCost;
+  if (!stock?.costing) return record.costing.initialCost;
+  // a stock read without its locations (a projection) has only the cost of its last movement
+  return stock.locations ? currentCostOf(stock, factsOf(record), now) : stock.costing.currentCost;
 }
 
 export function factsOf(doc: StockRecord): StockFacts {

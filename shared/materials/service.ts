@@ -45,7 +45,8 @@ export class StockService {
       this.kind === 'material' && docs.length
         ? await this.tenantDb
             .collection(materialStock)
-            .find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { journal: 0, alerts: 0, locations: 0 } })
+            // the locations' lots price the current cost (costNow), as the single read does
+            .find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { journal: 0, alerts: 0 } })
             .toArray()
         : [];
     const byId = new Map(stocks.map((s) => [s._id, s as StockDoc]));

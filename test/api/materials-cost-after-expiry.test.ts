@@ -73,6 +73,11 @@ test('fifo: once the oldest lot has expired, the estimate prices the lot consume
   // before the consumption, nothing moved since OLD expired: the reads price NEW too
   expect((await api.get(`/products/materials/${flour}`)).body.costing.currentCost.value).toBe(2);
   expect((await api.get(`/products/${bread}/bom`)).body.calculatedCost.value).toBe(4);
+  const listed = (await api.get('/products/materials', { query: { term: flour } })).body.data as {
+    sku: string;
+    costing: { currentCost: { value: number } };
+  }[];
+  expect(listed.find((m) => m.sku === flour)?.costing.currentCost.value).toBe(2);
   const con = await api.post('/products/materials/consumption/consume', {
     productSku: bread,
     locationId: A,
