@@ -112,26 +112,6 @@ export async function productStock(
 }
 
 /**
- * What a calculated bundle's own or variant SKU shows (bundleStock), at one location or all; null
- * for any other SKU, whose ledger balance is what it has.
- */
-export async function calculatedStockOf(
-  tenantDb: TenantDb,
-  claim: { kind: string; productId: string },
-  locationId?: string,
-): Promise<SkuStock | null> {
-  if ((claim.kind !== 'product' && claim.kind !== 'variant') || !ObjectId.isValid(claim.productId)) return null;
-  const doc = await tenantDb
-    .collection(products)
-    .findOne(
-      { _id: new ObjectId(claim.productId) },
-      { projection: { sku: 1, 'variants.sku': 1, productType: 1, bundleConfig: 1 } },
-    );
-  if (!doc || !isCalculatedBundle(doc)) return null;
-  return (await productStock(tenantDb, [{ ...doc, variants: [] }], locationId)).get(doc.sku) ?? null;
-}
-
-/**
  * Of these SKUs, the ones of calculated bundles (own or variant), with what each shows
  * (bundleStock): for the listings of ledger balances, which otherwise show their own rows.
  */

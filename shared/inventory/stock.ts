@@ -9,7 +9,7 @@ import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
 import { keepOffDeleted } from './off-deleted';
 import { knownSku } from './skus';
-import { calculatedAmong, calculatedStockOf } from './stock-view';
+import { calculatedAmong } from './stock-view';
 import { reused } from '../idempotency/keys';
 
 export function presentLevel(l: StockLevel) {
@@ -115,7 +115,7 @@ export class Stock {
     const sku = await knownSku(this.tenantDb, rawSku);
     const owner = (await new Catalog(this.tenantDb).skuOwner(sku))!;
     // a calculated bundle shows what its components make up (see stock-view.ts), marked as such
-    const calculated = await calculatedStockOf(this.tenantDb, owner);
+    const calculated = (await calculatedAmong(this.tenantDb, [sku])).get(sku);
     const [entry] = calculated ? [calculated] : totalsBySku(await new Ledger(this.tenantDb).balancesOf(sku));
     return {
       sku,
@@ -142,8 +142,7 @@ export class Stock {
   async level(locationId: string, rawSku: string) {
     await new Locations(this.tenantDb).require(locationId);
     const sku = await knownSku(this.tenantDb, rawSku);
-    const owner = await new Catalog(this.tenantDb).skuOwner(sku);
-    const calculated = owner && (await calculatedStockOf(this.tenantDb, owner, locationId));
+    const calculated = (await calculatedAmong(this.tenantDb, [sku], locationId)).get(sku);
     if (calculated) return { sku, locationId, onHand: calculated.total, updatedAt: null, calculated: true };
     const level = await new Ledger(this.tenantDb).level(sku, locationId);
     return level ? presentLevel(level) : { sku, locationId, onHand: 0, updatedAt: null };
