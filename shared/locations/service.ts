@@ -342,12 +342,11 @@ export class LocationService {
   /** Refuses (400 can't-delete) while stock, open transfers or open orders are at the location. */
   private async refuseIfHeld(id: string): Promise<void> {
     const stock = this.tenantDb.collection(stockLevelsRead);
-    const holding = await stock
-      .find({ locationId: id, onHand: { $gt: 0 } })
-      .limit(5)
-      .toArray();
+    // an oversold (negative) balance is held too: deleted with the location, no PUT could clear it
+    const held = { locationId: id, $or: [{ onHand: { $gt: 0 } }, { onHand: { $lt: 0 } }] };
+    const holding = await stock.find(held).limit(5).toArray();
     if (holding.length) {
-      const skus = await stock.countDocuments({ locationId: id, onHand: { $gt: 0 } });
+      const skus = await stock.countDocuments(held);
       throw locationErrors.cantDelete(
         `Location ${id} still holds stock of ${skus} SKU${skus === 1 ? '' : 's'} (${holding.map((l) => `${l.sku}: ${l.onHand}`).join(', ')}${skus > holding.length ? ', …' : ''}); transfer or adjust it to zero first`,
         { skusWithStock: skus, examples: holding.map((l) => ({ sku: l.sku, onHand: l.onHand })) },
