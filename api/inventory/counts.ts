@@ -21,7 +21,7 @@ function service(ctx: AppContext): Counts {
 }
 
 const countShape =
-  '`{id, name, locationId, countType, notes, status (open | completing | completed), items[{sku, expectedQuantity, countedQuantity, difference, countedBy, countedAt}], summary ({itemsCounted, discrepancies, adjustments[ids], superseded[SKUs whose balance was corrected after they were counted, left as that correction made them]} once completed), createdBy, createdAt, updatedAt, completedBy, completedAt}`';
+  '`{id, name, locationId, countType, notes, status (open | completing | completed), items[{sku, expectedQuantity, countedQuantity, difference, countedBy, countedAt}], summary ({itemsCounted, discrepancies, adjustments[ids], superseded[SKUs whose balance was corrected after they were counted, left as that correction made them], deleted[SKUs whose product or variant was deleted after they were counted, left uncorrected]} once completed), createdBy, createdAt, updatedAt, completedBy, completedAt}`';
 
 export const countRoutes = defineRoutes([
   {

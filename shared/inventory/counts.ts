@@ -55,6 +55,8 @@ export interface CountSummary {
   adjustments: string[];
   /** SKUs whose correction was left undone: their balance was corrected after they were counted. */
   superseded: string[];
+  /** SKUs left uncorrected because their product or variant was deleted after they were counted. */
+  deleted: string[];
 }
 
 export interface CountDoc {
@@ -303,7 +305,12 @@ export class Counts {
 
   private async finish(doc: CountDoc): Promise<CountDoc> {
     const adjustments = new Adjustments(this.tenantDb, this.actor);
-    const differing = doc.items.filter((i) => i.difference !== 0);
+    // a SKU deleted since it was counted held no stock (a delete needs a zero balance): there is
+    // nothing left to correct, and refusing would leave the count open for good
+    const catalog = new Catalog(this.tenantDb);
+    const counted = doc.items.filter((i) => i.difference !== 0);
+    const owners = await mapLimit(counted, 8, (i) => catalog.skuOwner(i.sku));
+    const differing = counted.filter((_, n) => owners[n]);
     let done = 0;
     const made = await mapLimit(differing, 4, async (item) => {
       const adj = await adjustments.correctFromCount(doc, item);
@@ -314,9 +321,10 @@ export class Counts {
     const now = new Date();
     const summary: CountSummary = {
       itemsCounted: doc.items.length,
-      discrepancies: differing.length,
+      discrepancies: counted.length,
       adjustments: made.map((a) => a._id),
       superseded: made.filter((a) => a.supersededBy).map((a) => a.sku),
+      deleted: counted.filter((_, n) => !owners[n]).map((i) => i.sku),
     };
     const completed = await this.col.findOneAndUpdate(
       { _id: doc._id, status: 'completing' },
