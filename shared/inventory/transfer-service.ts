@@ -60,8 +60,13 @@ function stateRefusal(err: unknown): ApplicationFailure | null {
   return null;
 }
 
-const isReceiveRetry = (t: TransferDoc, action: TransferAction, key: string | undefined) =>
-  action === 'receive' && key !== undefined && t.status === 'received' && t.receiveKey === key;
+/** Whether this action, under this key, is the one already applied to the transfer. */
+function isRetry(t: TransferDoc, action: TransferAction, key: string | undefined): boolean {
+  if (key === undefined) return false;
+  if (action === 'approve') return t.approveKey === key;
+  if (action === 'receive') return t.status === 'received' && t.receiveKey === key;
+  return t.status === 'cancelled' && t.cancelKey === key;
+}
 
 /**
  * Transfers of stock between two locations, as use cases: each transfer is the workflow
@@ -211,8 +216,8 @@ export class TransferService {
   /**
    * Runs one action as an Update of the transfer's workflow and answers the transfer after it.
    * A refusal (the state does not allow the action, or the origin lacks stock) is a 409, and the
-   * refused attempt is kept in the transfer's history. A receive retried with the Idempotency-Key
-   * of the receive that succeeded answers the transfer again, even after the workflow has ended;
+   * refused attempt is kept in the transfer's history. An action retried with the Idempotency-Key
+   * of the one that succeeded answers the transfer again, even after the workflow has ended;
    * a request refused is not remembered, so its retry under the same key is tried again.
    */
   async act(
@@ -224,7 +229,7 @@ export class TransferService {
   ): Promise<TransferDoc> {
     const t = await this.get(tenantDb, id);
     const key = options.idempotencyKey;
-    if (isReceiveRetry(t, action, key)) return t;
+    if (isRetry(t, action, key)) return t;
     const args: TransferActionArgs = {
       actor,
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
@@ -249,7 +254,7 @@ export class TransferService {
 
   /**
    * What a failed Update means for the client: a refusal to answer, the transfer itself (a
-   * retried receive that had already succeeded), or the failure again when it is none of those.
+   * retried action that had already succeeded), or the failure again when it is none of those.
    */
   private async refusalOf(
     tenantDb: TenantDb,
@@ -273,7 +278,7 @@ export class TransferService {
     // the workflow has ended (received or cancelled): the record says how
     const now = await tenantDb.collection(transfers).findOne({ _id: t._id });
     if (!now || (now.status !== 'received' && now.status !== 'cancelled')) throw err;
-    if (isReceiveRetry(now, action, key)) return now;
+    if (isRetry(now, action, key)) return now;
     return refusedInState(t._id, action, now.status);
   }
 

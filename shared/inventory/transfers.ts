@@ -33,8 +33,13 @@ export interface TransferDoc {
   receivedAt: Date | null;
   cancelledAt: Date | null;
   cancelReason: string | null;
-  /** The Idempotency-Key the receive came with: a retry with it answers the transfer as received. */
+  /**
+   * The Idempotency-Key each applied action came with: a retry with it answers the transfer (the
+   * action's Update id names the history as the first attempt found it, so it cannot).
+   */
   receiveKey: string | null;
+  approveKey?: string | null;
+  cancelKey?: string | null;
   history: TransferEvent[];
 }
 

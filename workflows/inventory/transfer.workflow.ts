@@ -80,7 +80,11 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       allowed('approve');
       state = 'approved';
       const e = event('approve', 'pending', args);
-      await record({ ...ref, set: { status: 'approved', approvedAt: e.at }, event: e });
+      await record({
+        ...ref,
+        set: { status: 'approved', approvedAt: e.at, approveKey: args.idempotencyKey ?? null },
+        event: e,
+      });
       return { status: 'approved' as const };
     },
     { validator: (_args: TransferActionArgs) => allowed('approve') },
@@ -124,7 +128,12 @@ export async function transferWorkflow(input: TransferInput): Promise<TransferSt
       const e = event('cancel', from, args);
       await record({
         ...ref,
-        set: { status: 'cancelled', cancelledAt: e.at, cancelReason: args.reason ?? null },
+        set: {
+          status: 'cancelled',
+          cancelledAt: e.at,
+          cancelReason: args.reason ?? null,
+          cancelKey: args.idempotencyKey ?? null,
+        },
         event: e,
       });
       return { status: 'cancelled' as const };
