@@ -96,9 +96,9 @@ export interface RouteSpec {
   /**
    * How the route honours `Idempotency-Key`: `stored`, the first successful answer is kept 24 h
    * and answered again to a retry (shared/idempotency/keys.ts); `native`, the use case itself
-   * recognises a retry (a stock movement); `job`, the job found again by its key answers a retry,
-   * and the key is bound to the request (another request under it is 409). A function picks one
-   * by the body. All are documented on the operation.
+   * recognises a retry (a stock movement); `bound`, the key is bound to the request (another
+   * request under it is 409) and the use case recognises a retry (the job found again by its key,
+   * a bulk set's items by their movements' keys). A function picks one by the body. All are documented on the operation.
    */
   idempotency?: Idempotency | ((body: Record<string, unknown>) => Idempotency);
   handler: (ctx: AppContext) => Promise<void> | void;
@@ -286,14 +286,14 @@ function validator(spec: RouteSpec) {
 
 const KEY_TEXT = /^[\x21-\x7e]+$/;
 
-type Idempotency = 'stored' | 'native' | 'job';
+type Idempotency = 'stored' | 'native' | 'bound';
 
 const namesJob = (err: unknown): boolean =>
   err instanceof AppError && typeof (err.extra.details as { jobId?: unknown } | undefined)?.jobId === 'string';
 
 /**
  * `stored` idempotency: a retry with the key answers the first run's answer; a first run keeps
- * its success. `job`: the key is bound to the request, and the use case answers the retry.
+ * its success. `bound`: the key is bound to the request, and the use case answers the retry.
  */
 function idempotency(spec: RouteSpec) {
   return async (ctx: AppContext, next: Next) => {
@@ -318,7 +318,7 @@ function idempotency(spec: RouteSpec) {
       `${spec.path} ${JSON.stringify(ctx.params)}`,
       ctx.request.body ?? null,
     );
-    if (mode === 'job') {
+    if (mode === 'bound') {
       const { made, since } = await keys.bind(key, fingerprint);
       ctx.state.jobKey = `${key}@${since.getTime()}`;
       const undo = () => (made ? keys.unbind(key, fingerprint).catch(() => undefined) : undefined);

@@ -65,7 +65,7 @@ export const csvAsyncRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/csv/export',
-    idempotency: 'job',
+    idempotency: 'bound',
     summary: `Export products as CSV, asynchronously (a job; at most ${MAX_EXPORT_IDS} productIds)`,
     tags: ['csv'],
     invalid: exportInvalid,

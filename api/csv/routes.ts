@@ -103,7 +103,7 @@ export const csvRoutes = defineRoutes([
     // an s3Key with half of a surrogate pair is 403 forbidden/invalid-s3-key, as any key no upload made
     keepsIllFormedText: true,
     // a sync import's answer is kept for its retry; an async one is its job, found by the key
-    idempotency: (body) => (typeof body.content === 'string' ? 'stored' : 'job'),
+    idempotency: (body) => (typeof body.content === 'string' ? 'stored' : 'bound'),
     summary: 'Import products from CSV: `content` runs synchronously (200/207), `s3Key` queues a job (202)',
     description:
       'Sync: `{totalProcessed, created, updated, skipped, errors[{row, sku, message}]}`, counted in rows; 207 when any row failed. Inspect errors[] even on 2xx. Every import that changes products is recorded as a bulk operation that can be rolled back.',

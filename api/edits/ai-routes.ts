@@ -163,7 +163,7 @@ export const aiRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/ai/transform',
-    idempotency: 'job',
+    idempotency: 'bound',
     summary: 'Edits the selected products with a natural-language prompt through an OpenAI-compatible model',
     description: RESULT_NOTES,
     tags,

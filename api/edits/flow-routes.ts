@@ -68,7 +68,7 @@ export const flowRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/flow/preview',
-    idempotency: 'job',
+    idempotency: 'bound',
     summary: 'Dry run of a rule flow: what it would change, product by product, without writing (answers a previewId)',
     description: `${FLOW_NOTES}\n\nThe preview plans every selected product with the very code of an apply and keeps the plans for 24 hours under its previewId (its jobId): counts (matched, changed = would change, unchanged, invalid, failed), the changes per field with a few before/after samples, and every product the flow would make invalid (\`errors\` with code validation-error and the reason). POST /products/bulk/flow/execute with \`{previewId}\` then writes exactly these changes.\n\n${RUN_NOTES}\n\nPermission: products:update (a preview is the first step of an edit).`,
     tags,
@@ -96,7 +96,7 @@ export const flowRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/bulk/flow/execute',
-    idempotency: 'job',
+    idempotency: 'bound',
     summary: 'Runs a rule flow over the selected products (or applies a preview by its previewId)',
     description: `${FLOW_NOTES}\n\n${RUN_NOTES}\n\nWith \`previewId\`: the previewed changes are written as planned; a product changed since the preview is planned again and listed in \`replanned\`. A flow sent with it must be the previewed one (409 preview-mismatch); 404 for an unknown preview, 409 preview-not-ready while it runs, 410 preview-expired after 24 hours.\n\nPermission (the spec says "not stated"): products:update.`,
     tags,

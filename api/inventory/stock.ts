@@ -171,7 +171,9 @@ export const stockRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/bulk-update',
-    idempotency: 'native',
+    // each item's set is keyed by the request's key and its index, which replays it; the binding
+    // refuses another body under the key before any of it is applied
+    idempotency: 'bound',
     summary:
       'Set many balances: `items[{sku, stock, locationId?}]` (the default location when absent); a result per item, 207 when any failed',
     tags: ['inventory'],

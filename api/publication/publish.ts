@@ -14,7 +14,7 @@ export const publishRoutes = defineRoutes([
   {
     method: 'post',
     path: '/products/export',
-    idempotency: 'job',
+    idempotency: 'bound',
     summary: 'Publish products to a sales channel',
     description:
       'mode single | selected | filtered | all (or the legacy selectionMode); productIds are ids or SKUs. Up to PUBLISH_SYNC_MAX products answer 201 {results[{sku, success, error?}]} once done (400 PRODUCT_EXPORT_FAILED when one or more failed); larger selections answer 202 {jobId: "exp_…", metadata: {async: true}}. Both run as the same workflow. One publication per channel at a time (409 EXPORT_IN_PROGRESS). An Idempotency-Key makes a retry answer the same job.',
