@@ -33,6 +33,9 @@ function mongoTarget(): { uri: string; db: string } {
 
 class UsageError extends Error {}
 
+/** What a command names does not exist: a failure (exit 1), not bad usage. */
+class NotFound extends Error {}
+
 /** A scope list that names no scope, or an unknown one, is bad usage. */
 function scopesOf(list: string) {
   try {
@@ -42,12 +45,30 @@ function scopesOf(list: string) {
   }
 }
 
+// Number('') and Number(' ') are 0: a blank value must not pass as one
 function tokens(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0)
-    throw new UsageError(`--ai-daily-tokens must be a whole number of tokens; got ${text}`);
+  const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--ai-daily-tokens must be a whole number of tokens; got ${text}`);
   return n;
 }
+
+function taxRateOf(text: string | undefined): number {
+  const n = text === undefined ? 0 : text.trim() === '' ? NaN : Number(text);
+  if (!(n >= 0 && n <= 1)) throw new UsageError('--tax-rate must be a number from 0 to 1');
+  return n;
+}
+
+/** How many words each command takes (noun, verb, and an id where it names one). */
+const WORDS: Record<string, number> = {
+  'tenant create': 2,
+  'tenant ai-budget': 3,
+  'tenant list': 2,
+  'tenant suspend': 3,
+  'tenant resume': 3,
+  'key issue': 2,
+  'key list': 2,
+  'key revoke': 3,
+};
 
 /** The command line as parseArgs reads it; what it refuses (an unknown option) is bad usage. */
 function parsed(argv: string[]) {
@@ -73,18 +94,21 @@ function parsed(argv: string[]) {
 async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
   const { values, positionals } = parsed(argv);
   const [noun, verb, id] = positionals;
-  const need = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined || value === '') throw new UsageError(`Missing ${what}`);
+  const words = WORDS[`${noun} ${verb}`];
+  // `key revoke a b` must not revoke a alone and report success
+  if (words !== undefined && positionals.length > words)
+    throw new UsageError(`Unexpected argument(s): ${positionals.slice(words).join(' ')}`);
+  const need = (value: string | undefined, what: string): string => {
+    if (value === undefined || value.trim() === '') throw new UsageError(`Missing ${what}`);
     return value;
   };
   const found = <T>(value: T | null, what: string): T => {
-    if (!value) throw new UsageError(`No ${what}`);
+    if (!value) throw new NotFound(`No ${what}`);
     return value;
   };
   switch (`${noun} ${verb}`) {
     case 'tenant create': {
-      const taxRate = values['tax-rate'] === undefined ? 0 : Number(values['tax-rate']);
-      if (!(taxRate >= 0 && taxRate <= 1)) throw new UsageError('--tax-rate must be a number from 0 to 1');
+      const taxRate = taxRateOf(values['tax-rate']);
       const timeZone = canonicalTimeZone(values['time-zone'] ?? DEFAULT_TIME_ZONE);
       if (!timeZone)
         throw new UsageError(
@@ -92,7 +116,7 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
         );
       const aiDailyTokenBudget =
         values['ai-daily-tokens'] === undefined ? undefined : tokens(values['ai-daily-tokens']);
-      return tenancy.createTenant(need(values.name, '--name'), { taxRate, timeZone, aiDailyTokenBudget });
+      return tenancy.createTenant(need(values.name, '--name').trim(), { taxRate, timeZone, aiDailyTokenBudget });
     }
     case 'tenant ai-budget': {
       const given = need(values['ai-daily-tokens'], '--ai-daily-tokens');
@@ -109,8 +133,11 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
       return found(await tenancy.setTenantStatus(need(id, 'tenant id'), 'active'), `tenant ${id}`);
     case 'key issue':
       return tenancy.issueKey(need(values.tenant, '--tenant'), scopesOf(need(values.scopes, '--scopes')), values.name);
-    case 'key list':
-      return tenancy.listKeys(need(values.tenant, '--tenant'));
+    case 'key list': {
+      const tenantId = need(values.tenant, '--tenant');
+      found(await tenancy.getTenant(tenantId), `tenant ${tenantId}`);
+      return tenancy.listKeys(tenantId);
+    }
     case 'key revoke':
       return found(await tenancy.revokeKey(need(id, 'key id')), `key ${id}`);
     default:

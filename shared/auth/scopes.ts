@@ -43,8 +43,9 @@ export function parseScopes(list: string): Scope[] {
     .map((s) => s.trim())
     .filter(Boolean);
   if (!names.length) throw new Error(`No scope named: give at least one (${SCOPES.join(', ')}) or all`);
-  if (names.includes('all')) return [...SCOPES];
-  const unknown = names.filter((n) => !isScope(n));
+  // a typo beside `all` is still a typo: refused, not swallowed by the wider grant
+  const unknown = names.filter((n) => n !== 'all' && !isScope(n));
   if (unknown.length) throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}`);
+  if (names.includes('all')) return [...SCOPES];
   return names as Scope[];
 }

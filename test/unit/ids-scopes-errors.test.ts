@@ -20,6 +20,7 @@ test('scopes: the spec list, `all`, and unknown names refused', () => {
   expect(parseScopes('all')).toEqual([...SCOPES]);
   expect(parseScopes(' products:read , orders:read ')).toEqual(['products:read', 'orders:read']);
   expect(() => parseScopes('products:read,products:fly')).toThrow('Unknown scope(s): products:fly');
+  expect(() => parseScopes('all,orders:fly')).toThrow('Unknown scope(s): orders:fly');
 });
 
 test('one error, a code per area', () => {
