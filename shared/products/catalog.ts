@@ -701,9 +701,9 @@ export class Catalog {
    * Takes SKUs for a product. The unique index decides between concurrent writers; on a
    * collision the SKUs taken so far are given back and the answer names the SKU and its holder.
    */
-  private async claim(wanted: { sku: string; kind: SkuKind }[], productId: string): Promise<void> {
+  private async claim(wanted: { sku: string; kind: SkuKind; field?: string }[], productId: string): Promise<void> {
     const taken: string[] = [];
-    for (const { sku, kind } of wanted) {
+    for (const { sku, kind, field } of wanted) {
       for (let attempt = 0; ; attempt++) {
         try {
           await this.skus.insertOne({
@@ -728,7 +728,7 @@ export class Catalog {
             continue;
           }
           await this.release(productId, taken);
-          throw duplicate(sku, holder?.kind ?? 'product', holder?.productId);
+          throw duplicate(sku, holder?.kind ?? 'product', holder?.productId, field);
         }
       }
     }
@@ -781,9 +781,10 @@ const HOLDER_NAMES: Record<SkuKind, string> = {
   supply: 'a supply',
 };
 
-export function duplicate(sku: string, kind: SkuKind, productId?: string): AppError {
+/** 409 duplicate-sku: `field` is where the request holds the SKU (`variants.<i>.sku` for a variant's). */
+export function duplicate(sku: string, kind: SkuKind, productId?: string, field = 'sku'): AppError {
   return new AppError(409, 'duplicate-sku', `SKU ${sku} is already used by ${HOLDER_NAMES[kind]} of this tenant`, {
-    field: 'sku',
+    field,
     details: {
       sku,
       collidesWith: kind,

@@ -59,9 +59,11 @@ export function normalizeProduct(input: ProductInput): ProductInput {
 }
 
 /** Every SKU a product occupies in the tenant's one SKU space, with what holds it. */
-export function skusOf(p: Pick<ProductInput, 'sku' | 'variants'>): { sku: string; kind: 'product' | 'variant' }[] {
+export function skusOf(
+  p: Pick<ProductInput, 'sku' | 'variants'>,
+): { sku: string; kind: 'product' | 'variant'; field: string }[] {
   return [
-    { sku: p.sku, kind: 'product' as const },
-    ...p.variants.map((v) => ({ sku: v.sku, kind: 'variant' as const })),
+    { sku: p.sku, kind: 'product' as const, field: 'sku' },
+    ...p.variants.map((v, i) => ({ sku: v.sku, kind: 'variant' as const, field: `variants.${i}.sku` })),
   ];
 }
