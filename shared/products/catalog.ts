@@ -175,7 +175,12 @@ export class Catalog {
         if (missing.has(c.productSku))
           return [{ field, message: `references no product or variant SKU of the tenant (${c.productSku})` }];
         if (leaving.has(c.productSku))
-          return [{ field, message: `references ${c.productSku}, which is being deleted or renamed` }];
+          return [
+            {
+              field,
+              message: `references ${c.productSku}, which is being deleted, renamed or made a calculated bundle`,
+            },
+          ];
         return [];
       });
       errs.push(...(await this.nestedBundleErrors(product)));
@@ -486,7 +491,6 @@ export class Catalog {
    * concurrent change in between makes this a 409, never a silent overwrite.
    */
   async write(current: ProductDoc, product: ProductInput): Promise<ProductDoc> {
-    await this.refuseBecomingNested(current, product);
     // every writer's bundle, a rollback's before-image too (prepareInput checked the API's already)
     if (product.bundleConfig?.components.length && !sameComponents(current, product)) {
       const nested = await this.nestedBundleErrors(product);
@@ -496,10 +500,17 @@ export class Catalog {
     const givenUp = skusOf(current)
       .map((s) => s.sku)
       .filter((sku) => !kept.has(sku));
-    // marked before looking for bundles that name them (sku-marks.ts)
-    const unmark = await markLeaving(this.tenantDb, current._id.toHexString(), givenUp);
+    // Marked before looking for bundles that name them (sku-marks.ts). Becoming a calculated
+    // bundle is giving up being a component, so every SKU it keeps is marked too: a bundle write
+    // naming one at the same moment is refused by the mark or refuses this write, never both pass.
+    const becoming = isCalculatedBundle(product) && !isCalculatedBundle(current);
+    const marked = becoming ? skusOf(current).map((s) => s.sku) : givenUp;
+    const unmark = await markLeaving(this.tenantDb, current._id.toHexString(), marked);
     try {
-      return await this.writeGivingUp(current, product, givenUp);
+      await this.refuseBecomingNested(current, product);
+      const written = await this.writeGivingUp(current, product, givenUp);
+      if (becoming) await unmark();
+      return written;
     } catch (err) {
       await unmark();
       throw err;

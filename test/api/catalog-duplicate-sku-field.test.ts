@@ -4,9 +4,8 @@ import { TestDeps } from '../helpers/stack';
 /**
  * Spec (Errors, Products: library errors): "duplicate-sku 409: Any unique-index collision is
  * labelled this way; check field and details". When the colliding SKU is a variant's, the answer
- * still says `field: "sku"`, the product's own SKU, which is free: a client that highlights the
- * field it is told points at the wrong input. It should name the variant's field
- * (`variants.<i>.sku`), as the 400s for variant SKUs already do.
+ * names the variant's field (`variants.<i>.sku`). Before, it said `field: "sku"`, the product's own
+ * SKU, which was free.
  */
 let deps: TestDeps;
 let api: ApiClient;
