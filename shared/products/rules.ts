@@ -180,6 +180,15 @@ function skuLengthErrors(input: ProductInput): FieldError[] {
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+/** Whether text starts with a calendar date that exists: Date.parse rolls 2024-02-31 over to March. */
+function realDate(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
 function metafieldValueOk(type: string, value: unknown): boolean {
   switch (type) {
     case 'string':
@@ -191,9 +200,14 @@ function metafieldValueOk(type: string, value: unknown): boolean {
     case 'boolean':
       return typeof value === 'boolean';
     case 'date':
-      return typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(value));
+      return typeof value === 'string' && DATE.test(value) && realDate(value);
     case 'date_time':
-      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value));
+      return (
+        typeof value === 'string' &&
+        /^\d{4}-\d{2}-\d{2}T/.test(value) &&
+        realDate(value) &&
+        !Number.isNaN(Date.parse(value))
+      );
     case 'url':
       return typeof value === 'string' && /^https?:\/\/\S+$/.test(value);
     case 'json':
@@ -222,6 +236,21 @@ function reservedSkuErrors(p: ProductInput): FieldError[] {
   ];
 }
 
+const blank = (text: string | undefined) => typeof text === 'string' && text.trim() === '';
+
+/** `<list>.<i>.id` for each item whose id an earlier item already has. */
+function repeatedIds(items: { id?: string }[], list: string, what: string): FieldError[] {
+  const seen = new Map<string, number>();
+  return items.flatMap((item, i) => {
+    if (!item.id) return [];
+    if (!seen.has(item.id)) {
+      seen.set(item.id, i);
+      return [];
+    }
+    return [{ field: `${list}.${i}.id`, message: `duplicates ${list}.${seen.get(item.id)}.id (${what} ${item.id})` }];
+  });
+}
+
 /**
  * The rules between fields that a schema cannot express. Pure: SKU existence (bundle components)
  * and uniqueness across the tenant are checked by the catalog against the database.
@@ -245,9 +274,16 @@ export function crossFieldErrors(p: ProductInput): FieldError[] {
       errs.push({ field: `options.${i}.id`, message: `duplicates option id ${o.id}` });
     if (o.id) optionIdsSeen.add(o.id);
   });
+  if (blank(p.title?.value)) errs.push({ field: 'title.value', message: 'must not be blank' });
+  errs.push(
+    ...repeatedIds(p.media ?? [], 'media', 'media id'),
+    ...repeatedIds(p.variants ?? [], 'variants', 'variant id'),
+  );
   const mediaIds = new Set((p.media ?? []).map((m) => m.id).filter(Boolean));
   const variantSkus = new Map<string, number>();
   (p.variants ?? []).forEach((v, i) => {
+    if (v.title && blank(v.title.value))
+      errs.push({ field: `variants.${i}.title.value`, message: 'must not be blank' });
     const vs = v.sku.toUpperCase();
     if (vs === sku) errs.push({ field: `variants.${i}.sku`, message: `equals the product's own SKU ${sku}` });
     if (variantSkus.has(vs))
@@ -274,13 +310,21 @@ export function crossFieldErrors(p: ProductInput): FieldError[] {
     if (!metafieldValueOk(m.type ?? 'string', m.value))
       errs.push({ field: `metafields.${i}.value`, message: `is not a valid ${m.type ?? 'string'} value` });
   });
+  const componentSkus = new Map<string, number>();
   (p.bundleConfig?.components ?? []).forEach((c, i) => {
-    const cs = c.productSku.toUpperCase();
+    const cs = c.productSku.trim().toUpperCase();
     if (cs === sku || variantSkus.has(cs))
       errs.push({
         field: `bundleConfig.components.${i}.productSku`,
         message: `is the bundle itself (${cs}); a bundle may not contain itself`,
       });
+    // an order sells each entry, the shown stock counts the SKU once: one entry carries the quantity
+    if (componentSkus.has(cs))
+      errs.push({
+        field: `bundleConfig.components.${i}.productSku`,
+        message: `names ${cs} again (bundleConfig.components.${componentSkus.get(cs)}): give one component its whole quantity`,
+      });
+    else componentSkus.set(cs, i);
   });
   (p.modifiersConfig?.groups ?? []).forEach((g, i) => {
     const r = g.selectionRule;

@@ -365,7 +365,8 @@ const locale = fc.constantFrom('es', 'en', 'pt-BR', 'es_MX', 'fr', 'zh-Hans');
 const translated = (required: boolean) =>
   fc.record(
     {
-      value: text(required ? 1 : 0, 30),
+      // a required title has a visible character: one of blanks only is refused (title-empty)
+      value: required ? text(1, 30).filter((t) => t.trim() !== '') : text(0, 30),
       translations: fc.array(fc.record({ locale, value: text(0, 15) }), { maxLength: 2 }),
     },
     { requiredKeys: ['value'] },
@@ -734,7 +735,8 @@ const validParts = fc.record(
     fitmentConfig: storable.value,
     bundle: fc.record({
       inventoryMode: fc.option(fc.constantFrom('calculated', 'reserved'), { nil: undefined }),
-      components: fc.array(
+      // a SKU is named once among the components (bundle-repeats-component is the near-valid case)
+      components: fc.uniqueArray(
         fc.record(
           {
             productSku: fc.constantFrom(
@@ -749,7 +751,7 @@ const validParts = fc.record(
           },
           { requiredKeys: ['productSku'] },
         ),
-        { minLength: 1, maxLength: 2 },
+        { minLength: 1, maxLength: 2, selector: (c) => c.productSku.toUpperCase() },
       ),
     }),
     supplyConfig: fc.record(
@@ -1018,6 +1020,7 @@ const breakage = fc.oneof(
   }),
   fc.record({ kind: fc.constant('bundle-unknown-component' as const) }),
   fc.record({ kind: fc.constant('bundle-contains-itself' as const), viaVariant: fc.boolean() }),
+  fc.record({ kind: fc.constant('bundle-repeats-component' as const) }),
   fc.record({
     kind: fc.constant('variant-option-unknown' as const),
     optionId: fc.constantFrom('nope', 'o9', 'O0', 'size'),
@@ -1053,7 +1056,7 @@ const breakage = fc.oneof(
     currency: fc.constantFrom<unknown>('usd', 'ZZZ', 'US', 'MXNN', '', 840),
   }),
   fc.record({ kind: fc.constant('missing' as const), field: fc.constantFrom('sku', 'title', 'price') }),
-  fc.record({ kind: fc.constant('title-empty' as const) }),
+  fc.record({ kind: fc.constant('title-empty' as const), value: fc.constantFrom('', ' ', '\t\n', '\u3000') }),
   fc.record({
     kind: fc.constant('sku-bad' as const),
     sku: fc.constantFrom<unknown>('has space', '', 'tab\there', 'x'.repeat(101), 42, null),
@@ -1125,6 +1128,12 @@ function applyBreakage(body: Body, b: Breakage): { code: string; field: string }
       body.bundleConfig = { components: [{ productSku: SEED.component }, { productSku: self }] };
       return { code: v, field: 'bundleConfig.components.1.productSku' };
     }
+    case 'bundle-repeats-component':
+      body.productType = 'bundle';
+      body.bundleConfig = {
+        components: [{ productSku: SEED.component }, { productSku: ` ${SEED.component.toLowerCase()}` }],
+      };
+      return { code: v, field: 'bundleConfig.components.1.productSku' };
     case 'variant-option-unknown': {
       const i = push(
         body,
@@ -1171,7 +1180,7 @@ function applyBreakage(body: Body, b: Breakage): { code: string; field: string }
       delete body[b.field];
       return { code: v, field: b.field };
     case 'title-empty':
-      body.title = { ...body.title, value: '' };
+      body.title = { ...body.title, value: b.value };
       return { code: v, field: 'title.value' };
     case 'sku-bad':
       body.sku = b.sku;
@@ -1609,7 +1618,7 @@ describe('product writes store any content the schema accepts', () => {
     await assertRuns(
       fc.asyncProperty(
         method,
-        fc.record({ title: anyText, brand: anyText, tag: anyText }),
+        fc.record({ title: anyText.filter((t) => t.trim() !== ''), brand: anyText, tag: anyText }),
         tracked(async (m, { title, brand, tag }) => {
           await write(m, 'unicode', (body) => Object.assign(body, { title: { value: title }, brand, tags: [tag] }));
         }),
