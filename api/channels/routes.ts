@@ -12,7 +12,8 @@ import {
   type ChannelPatch,
   type ChannelStatus,
 } from '../../shared/channels/channels';
-import { errors } from '../../shared/errors/catalog';
+import { AppError, errors } from '../../shared/errors/catalog';
+import { targetRefusal } from '../../shared/webhooks/targets';
 import { limitParam, PAGE_PARAM } from '../../shared/paging';
 import type { JsonSchema } from '../../shared/validation';
 
@@ -79,7 +80,7 @@ const endpointUrlSchema: JsonSchema = {
   maxLength: 2048,
   pattern: HTTP_URL_PATTERN,
   description:
-    'absolute http:// or https:// URL with a host (a DNS name or an IP address) and an optional port; credentials in the URL are refused (the signing secret goes in `secret`)',
+    'absolute http:// or https:// URL with a host (a DNS name or an IP address) and an optional port; credentials in the URL are refused (the signing secret goes in `secret`); a host resolving to an address WEBHOOK_TARGETS refuses (loopback, private, link-local) is 400',
 };
 const siteIdSchema: JsonSchema = {
   type: 'string',
@@ -203,6 +204,27 @@ const refused = refusedFields(explain);
 
 // ---- helpers ---------------------------------------------------------------------------------
 
+/**
+ * The service calls a channel's endpoint itself (publication, category suggestions, the retail
+ * catalog read), so it may not point at the service's own network: the webhook targets' policy
+ * (WEBHOOK_TARGETS) applies to it, with http allowed. A host that does not resolve yet is
+ * accepted (a channel may be set up before its DNS); one that resolves to a refused address is
+ * 400, nothing stored.
+ */
+async function refuseInternalEndpoint(ctx: AppContext, url: string | undefined): Promise<void> {
+  if (url === undefined) return;
+  const why = await targetRefusal(
+    url,
+    { targets: ctx.deps.config.webhooks.targets, allowHttp: true },
+    { what: 'channel endpoints', unresolvable: 'allowed' },
+  );
+  if (why)
+    throw new AppError(400, 'validation-error', `settings.endpointUrl ${why}`, {
+      field: 'settings.endpointUrl',
+      fieldErrors: [{ field: 'settings.endpointUrl', message: why }],
+    });
+}
+
 function service(ctx: AppContext): Channels {
   return new Channels(tenantOf(ctx).tenantDb, ctx.deps.config.secretsKey);
 }
@@ -245,6 +267,7 @@ export const channelRoutes = defineRoutes([
       400: { description: 'validation-error naming the field (fieldErrors)' },
     },
     handler: async (ctx) => {
+      await refuseInternalEndpoint(ctx, (ctx.request.body as unknown as ChannelInput).settings?.endpointUrl);
       const doc = await service(ctx).create(
         trimmedName(ctx.request.body as unknown as ChannelInput),
         createdObjectId(ctx),
@@ -309,6 +332,7 @@ export const channelRoutes = defineRoutes([
       404: notFound404,
     },
     handler: async (ctx) => {
+      await refuseInternalEndpoint(ctx, (ctx.request.body as ChannelPatch).settings?.endpointUrl);
       const doc = await service(ctx).update(ctx.params.id, trimmedName(ctx.request.body as ChannelPatch));
       if (!doc) throw notFound(ctx.params.id);
       ctx.body = presentChannel(doc);

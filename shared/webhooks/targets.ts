@@ -89,20 +89,33 @@ export function callRefusal(raw: string, settings: TargetSettings): string | nul
   return null;
 }
 
+/** How long a check waits for DNS before it takes the host as one that does not resolve. */
+const LOOKUP_WAIT_MS = 5_000;
+
 /** Every address a host resolves to. */
 function resolveAll(host: string): Promise<LookupAddress[]> {
   const bare = host.replace(/^\[|\]$/g, '');
   if (isIP(bare)) return Promise.resolve([{ address: bare, family: isIP(bare) }]);
-  return new Promise((resolve, reject) =>
-    dnsLookup(bare, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
-  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no DNS answer for ${bare}`)), LOOKUP_WAIT_MS);
+    dnsLookup(bare, { all: true }, (err, addresses) => {
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve(addresses);
+    });
+  });
 }
 
 /**
  * Why a URL cannot be a webhook target, or null: its form, then every address its host resolves
  * to (one refused address refuses the host, since a later lookup could answer it).
  */
-export async function targetRefusal(raw: string, settings: TargetSettings): Promise<string | null> {
+export async function targetRefusal(
+  raw: string,
+  settings: TargetSettings,
+  options: { what?: string; unresolvable?: 'refused' | 'allowed' } = {},
+): Promise<string | null> {
+  const what = options.what ?? 'webhook targets';
   const form = urlRefusal(raw, settings);
   if (form) return form;
   const host = new URL(raw).hostname;
@@ -110,11 +123,11 @@ export async function targetRefusal(raw: string, settings: TargetSettings): Prom
   try {
     addresses = await resolveAll(host);
   } catch {
-    return `host ${host} does not resolve`;
+    return options.unresolvable === 'allowed' ? null : `host ${host} does not resolve`;
   }
   const refused = addresses.find((a) => !addressAllowed(a.address, settings.targets));
   if (refused)
-    return `resolves to ${refused.address}, a ${addressClass(refused.address)} address, which webhook targets may not use here`;
+    return `resolves to ${refused.address}, a ${addressClass(refused.address)} address, which ${what} may not use here`;
   return null;
 }
 
