@@ -11,7 +11,7 @@ import { recordEvent } from '../../shared/webhooks/events';
  * Announces bulk_operation.rolled_back once the operation is marked rolled back by this rollback
  * (a rollback that failed some products leaves it as it was, and announces nothing but its job's
  * end). Keyed by the operation and the rollback: a retried activity records the same event. An
- * operation is rolled back once, so its sequence is 1.
+ * operation is rolled back once, so its sequence is 2 (its bulk_operation.completed is 1).
  */
 async function announceRolledBack(tenantDb: TenantDb, input: RollbackInput): Promise<void> {
   const op = await new BulkOperations(tenantDb).get(input.operationId);
@@ -20,7 +20,7 @@ async function announceRolledBack(tenantDb: TenantDb, input: RollbackInput): Pro
     type: 'bulk_operation.rolled_back',
     key: `rollback:${input.operationId}:${input.rollbackId}`,
     id: op._id,
-    sequence: 1,
+    sequence: 2,
     resource: presentOperation(op),
   });
 }

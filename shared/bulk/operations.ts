@@ -9,6 +9,8 @@ import { products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { writtenBy } from '../products/edit-marks';
 import { skusOf } from '../products/normalize';
+import { recordEvent } from '../webhooks/events';
+import { presentOperation } from './present';
 
 /**
  * Bulk operations: every import (and later every rule flow and AI transform) that changes
@@ -244,6 +246,25 @@ export class BulkOperations {
       { _id: operationId, status: 'processing' },
       { $set: { status, counts, finishedAt: new Date() } },
     );
+    await this.announceFinished(operationId);
+  }
+
+  /**
+   * bulk_operation.completed, once the operation has ended as it says: the products it changed
+   * announce no product.* event each, and a sync import or a category assignment is no job to
+   * announce itself. Keyed by the operation, so a retried finish records the same event;
+   * sequence 1 (its rollback's event is 2).
+   */
+  private async announceFinished(operationId: string): Promise<void> {
+    const op = await this.ops.findOne({ _id: operationId });
+    if (!op || (op.status !== 'completed' && op.status !== 'failed')) return;
+    await recordEvent(this.tenantDb, {
+      type: 'bulk_operation.completed',
+      key: `finished:${operationId}`,
+      id: op._id,
+      sequence: 1,
+      resource: presentOperation(op),
+    });
   }
 
   /** Ends an operation that refused to run, with the refusal a client polling it is shown. */

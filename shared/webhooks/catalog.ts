@@ -58,7 +58,7 @@ const job = resource(
   },
 );
 const operation = resource(
-  'the bulk operation as GET /products/bulk/operations/{id} answers it (its own members), now `status: rolled_back` and `rolledBackBy` the rollback',
+  'the bulk operation as GET /products/bulk/operations/{id} answers it (its own members): `status` completed or failed with its counts when it ends; `status: rolled_back` and `rolledBackBy` the rollback once rolled back',
 );
 const endpoint = resource('the endpoint as GET /webhooks/{id} answers it (never its secret)', {
   url: { type: 'string' },
@@ -132,6 +132,12 @@ export const EVENT_TYPES: readonly EventTypeDef[] = [
   },
   { type: 'job.failed', description: 'A job failed.', resource: job },
   { type: 'job.cancelled', description: 'A job was cancelled.', resource: job },
+  {
+    type: 'bulk_operation.completed',
+    description:
+      'A bulk operation (CSV import, sync or async; edit, flow, AI transform, category assignment, rollback) ended, completed or failed, with its counts: its products announce no product.* event each.',
+    resource: operation,
+  },
   {
     type: 'bulk_operation.rolled_back',
     description: 'A bulk operation (import, edit, flow, AI transform, category assignment) was rolled back.',

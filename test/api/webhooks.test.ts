@@ -199,6 +199,7 @@ describe('endpoints', () => {
       'job.completed',
       'job.failed',
       'job.cancelled',
+      'bulk_operation.completed',
       'bulk_operation.rolled_back',
       'customer.redacted',
       'webhook.endpoint_disabled',
