@@ -22,7 +22,7 @@ export function presentRecord(doc: StockRecord, stock: StockDoc | null) {
   };
   const tail = {
     alternativeUnits: doc.alternativeUnits,
-    ...(doc.price !== undefined ? { price: doc.price } : {}),
+    price: doc.price ?? null,
     currency: doc.currency,
     stockAlerts: doc.stockAlerts,
     tags: doc.tags,

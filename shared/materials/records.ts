@@ -98,7 +98,7 @@ function newRecord(
     sku,
     title: titleOf(body.title),
     ...(body.description !== undefined ? { description: body.description as string } : {}),
-    ...(body.price !== undefined ? { price: body.price as number } : {}),
+    ...(body.price !== undefined && body.price !== null ? { price: body.price as number } : {}),
     currency: body.currency as string,
     tags: body.tags as string[],
     status: body.status as MaterialDoc['status'],

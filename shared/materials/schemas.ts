@@ -103,7 +103,8 @@ const common = (create: boolean): Record<string, JsonSchema> => ({
   sku: { ...sku, ...(create ? {} : { description: 'optional; when sent it must be the SKU of the path' }) },
   title,
   description: { type: 'string', maxLength: 5000 },
-  price: amount,
+  // answered null when unset, so a record read and sent back is accepted (null clears it)
+  price: { type: ['number', 'null'], minimum: 0, maximum: 1e12 },
   currency: { ...currency, ...(create ? { default: 'USD' } : {}) },
   tags: list(text(100), 100, create ? { default: [] } : {}),
   status: { type: 'string', enum: [...RECORD_STATUSES], ...(create ? { default: 'active' } : {}) },
