@@ -185,7 +185,8 @@ function realDate(text: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d); // Date.UTC reads years 0–99 as 1900–1999
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
 }
 

@@ -52,3 +52,18 @@ test('control: an existing date is accepted', async () => {
   });
   expect(res.status).toBe(201);
 });
+
+// years 0000–0099 are real years (0001-01-01 is a common "no date" sentinel), not 1900–1999
+test.each([
+  ['date', '0001-01-01'],
+  ['date', '0099-12-31'],
+  ['date_time', '0001-01-01T00:00:00Z'],
+])('a %s metafield with the real early-year value %s is accepted', async (type, value) => {
+  const res = await api.post('/products', {
+    sku: `${P}-${type}-${value}`.replace(/[:.]/g, ''),
+    title: { value: 'dated' },
+    price: 1,
+    metafields: [{ namespace: 'custom', key: 'since', type, value }],
+  });
+  expect({ status: res.status, field: res.body?.field }).toEqual({ status: 201, field: undefined });
+});
