@@ -121,10 +121,10 @@ export class BomService {
   private async write(current: ProductDoc, bom: BillOfMaterials) {
     let written: ProductDoc;
     try {
-      const next = await this.catalog.prepareInput({
-        ...inputOf(current),
-        billOfMaterials: bom as unknown as ProductInput['billOfMaterials'],
-      });
+      const next = await this.catalog.prepareInput(
+        { ...inputOf(current), billOfMaterials: bom as unknown as ProductInput['billOfMaterials'] },
+        current,
+      );
       written = await this.catalog.update(current, next);
     } catch (err) {
       throw asBomRefusal(err);

@@ -152,7 +152,7 @@ export async function planImport(
               messages: [`SKU ${sku} is given to another product of this file too (${owner.productId})`],
             };
         }
-        const product = await catalog.prepare(mergeWithStored(current, p, opts.fieldsToUpdate, refused));
+        const product = await catalog.prepare(mergeWithStored(current, p, opts.fieldsToUpdate, refused), current);
         const before = comparable(current);
         const after = comparable(product);
         const changed = Object.keys({ ...before, ...after }).filter((k) => !isDeepStrictEqual(before[k], after[k]));

@@ -99,7 +99,7 @@ export async function planProposal(catalog: Catalog, current: ProductDoc, propos
   if (proposal.kind !== 'proposed') return proposal;
   let product: ProductInput;
   try {
-    product = await catalog.prepare(structuredClone(proposal.product));
+    product = await catalog.prepare(structuredClone(proposal.product), current);
   } catch (err) {
     if (!(err instanceof AppError) || err.status >= 500) throw err;
     return { kind: 'invalid', message: err.message, fieldErrors: fieldErrorsOf(err) };

@@ -184,7 +184,7 @@ export class ModifierService {
       const config = await next(current);
       if (!config) return current;
       const input = { ...contentOf(current), modifiersConfig: config };
-      const prepared = await this.catalog.prepare(input as unknown as ProductInput);
+      const prepared = await this.catalog.prepare(input as unknown as ProductInput, current);
       try {
         return await this.catalog.update(current, prepared);
       } catch (err) {

@@ -11,7 +11,8 @@ import { isCalculatedBundle, productsHoldingSkus } from '../inventory/stock-view
 import { normalizeProduct, skusOf } from './normalize';
 import { presentProduct } from './present';
 import { recordAround, type AroundChange, type EventData } from '../webhooks/events';
-import { productRuleErrors, validateProductInput, validationError } from './rules';
+import { crossFieldErrors, productRuleErrors, validateProductInput, validationError } from './rules';
+import { contentOf } from './content';
 import { withSearch } from './search';
 import { holdComponents, markLeaving } from './sku-marks';
 import type { ProductDoc, ProductInput } from './types';
@@ -150,8 +151,8 @@ export class Catalog {
   }
 
   /** Validates a body from outside the API (a CSV row) as a product: schema, then prepareInput. Throws a 400. */
-  async prepare(body: unknown): Promise<ProductInput> {
-    return this.prepareInput(validateProductInput(body));
+  async prepare(body: unknown, stored?: ProductDoc): Promise<ProductInput> {
+    return this.prepareInput(validateProductInput(body), stored);
   }
 
   /**
@@ -159,8 +160,8 @@ export class Catalog {
    * storable keys and text, the rules between fields, bundle components that are SKUs of the
    * tenant. Throws a 400.
    */
-  async prepareInput(input: ProductInput): Promise<ProductInput> {
-    const errs = productRuleErrors(input);
+  async prepareInput(input: ProductInput, stored?: ProductDoc): Promise<ProductInput> {
+    const errs = notAlreadyStored(productRuleErrors(input), stored);
     if (errs.length) throw validationError(errs);
     const product = normalizeProduct(input);
     const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
@@ -461,7 +462,7 @@ export class Catalog {
   async replace(id: string, input: ProductInput): Promise<ProductDoc> {
     const current = await this.get(id);
     if (!current) throw notFound(id);
-    return this.update(current, keepInherited(current, await this.prepareInput(input)));
+    return this.update(current, keepInherited(current, await this.prepareInput(input, current)));
   }
 
   /**
@@ -791,6 +792,19 @@ const HOLDER_NAMES: Record<SkuKind, string> = {
   material: 'a material',
   supply: 'a supply',
 };
+
+/**
+ * A write is refused for what it brings, not for what the product already holds: a rule added
+ * later (a blank title, repeated ids or components, an impossible date) must not lock a product
+ * stored before it out of every other change (a flow setting its price, a BOM, a CSV update). An
+ * error between fields that the stored product has too, same field and message, is left alone.
+ */
+function notAlreadyStored(errs: FieldError[], stored?: ProductDoc): FieldError[] {
+  if (!stored || !errs.length) return errs;
+  const key = (e: FieldError) => `${e.field}\n${e.message}`;
+  const had = new Set(crossFieldErrors(contentOf(stored) as unknown as ProductInput).map(key));
+  return errs.filter((e) => !had.has(key(e)));
+}
 
 /** 409 duplicate-sku: `field` is where the request holds the SKU (`variants.<i>.sku` for a variant's). */
 export function duplicate(sku: string, kind: SkuKind, productId?: string, field = 'sku'): AppError {
