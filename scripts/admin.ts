@@ -132,7 +132,11 @@ async function run(tenancy: Tenancy, argv: string[]): Promise<unknown> {
     case 'tenant resume':
       return found(await tenancy.setTenantStatus(need(id, 'tenant id'), 'active'), `tenant ${id}`);
     case 'key issue':
-      return tenancy.issueKey(need(values.tenant, '--tenant'), scopesOf(need(values.scopes, '--scopes')), values.name);
+      return tenancy.issueKey(
+        need(values.tenant, '--tenant'),
+        scopesOf(need(values.scopes, '--scopes')),
+        values.name === undefined ? undefined : need(values.name, '--name').trim(),
+      );
     case 'key list': {
       const tenantId = need(values.tenant, '--tenant');
       found(await tenancy.getTenant(tenantId), `tenant ${tenantId}`);

@@ -103,3 +103,10 @@ test('an id that names nothing is a failure (exit 1) as for key issue, not bad u
     suspend: 1,
   });
 });
+
+test.each([['   '], ['']])('key issue --name %j is bad usage (exit 2) and issues no key', async (name) => {
+  const tenant = await admin('tenant', 'create', '--name', 'Blank key name');
+  const r = await cli('key', 'issue', '--tenant', tenant._id, '--scopes', 'products:read', '--name', name);
+  const keys = await admin('key', 'list', '--tenant', tenant._id);
+  expect({ code: r.code, keys: keys.length }).toEqual({ code: 2, keys: 0 });
+});
