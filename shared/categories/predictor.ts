@@ -129,7 +129,11 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
     const timeout = AbortSignal.timeout(r.target.timeoutMs);
     let res: Response;
     try {
-      res = await fetch(url, { headers, signal: r.cancelled ? AbortSignal.any([r.cancelled, timeout]) : timeout });
+      res = await fetch(url, {
+        headers,
+        redirect: 'manual', // not followed: its target was never checked as the endpoint was
+        signal: r.cancelled ? AbortSignal.any([r.cancelled, timeout]) : timeout,
+      });
     } catch (err) {
       if (r.cancelled?.aborted) throw err;
       throw new PredictorError(

@@ -110,7 +110,9 @@ export async function sendProduct(
       : AbortSignal.timeout(target.timeoutMs);
     let res: Response;
     try {
-      res = await fetch(url, { method: 'PUT', headers, body, signal });
+      // a redirect is the channel's answer, not followed: its target was never checked against
+      // WEBHOOK_TARGETS as the endpoint was (it could be an internal address)
+      res = await fetch(url, { method: 'PUT', headers, body, signal, redirect: 'manual' });
     } catch (err) {
       if (cancelled?.aborted) throw err;
       throw new RetryableChannelError(
@@ -151,6 +153,7 @@ export async function listChannelProducts(
   try {
     res = await fetch(`${target.endpointUrl.replace(/\/+$/, '')}/products?${qs}`, {
       headers,
+      redirect: 'manual', // not followed: see sendProduct
       signal: AbortSignal.timeout(target.timeoutMs),
     });
   } catch (err) {
