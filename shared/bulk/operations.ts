@@ -255,8 +255,8 @@ export class BulkOperations {
    * announce itself. Keyed by the operation, so a retried finish records the same event;
    * sequence 1 (its rollback's event is 2).
    */
-  private async announceFinished(operationId: string): Promise<void> {
-    const op = await this.ops.findOne({ _id: operationId });
+  private async announceFinished(operationId: string, read?: BulkOperation): Promise<void> {
+    const op = read ?? (await this.ops.findOne({ _id: operationId }));
     if (!op || (op.status !== 'completed' && op.status !== 'failed')) return;
     await recordEvent(this.tenantDb, {
       type: 'bulk_operation.completed',
@@ -273,6 +273,7 @@ export class BulkOperations {
       { _id: operationId, status: 'processing' },
       { $set: { status: 'failed', error, finishedAt: new Date() } },
     );
+    await this.announceFinished(operationId);
   }
 
   /**
@@ -348,7 +349,9 @@ export class BulkOperations {
       },
       { returnDocument: 'after' },
     );
-    return ended ?? (await this.ops.findOne({ _id: op._id })) ?? op;
+    const now = ended ?? (await this.ops.findOne({ _id: op._id })) ?? op;
+    await this.announceFinished(op._id, now);
+    return now;
   }
 
   async list(q: { type?: string; page: number; limit: number }) {
