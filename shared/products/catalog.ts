@@ -164,6 +164,9 @@ export class Catalog {
     const errs = notAlreadyStored(productRuleErrors(input), stored);
     if (errs.length) throw validationError(errs);
     const product = normalizeProduct(input);
+    // every writer that has the stored product (flows, AI, CSV updates) checks it here; the
+    // single-product write checks it again under its marks (write)
+    if (stored) await this.refuseBecomingNested(stored, product);
     const components = [...new Set((product.bundleConfig?.components ?? []).map((c) => c.productSku))];
     if (components.length) {
       // held against a delete or a rename while this write goes on (sku-marks.ts)
