@@ -15,7 +15,9 @@ export function presentPublicationJob(job: JobRecord, progress?: PublicationProg
   const live = progress && !isFinished(job.status) ? progress : null;
   return {
     jobId: job._id,
-    status: live ? live.status : job.status,
+    // the workflow's end is shown once its record holds the final counts: a poller stopping at
+    // the first finished status must not stop at the live counts of the moment before
+    status: live && live.status === 'processing' ? live.status : job.status,
     channelId: job.input.channelId,
     mode: job.input.mode,
     total: live?.total ?? r.total ?? job.input.count ?? null,
@@ -109,6 +111,19 @@ export async function cancelPublicationJob(
     await signal();
   } catch {
     throw new AppError(400, 'cancel-failed', 'The publication has already ended');
+  }
+  // past its last product the workflow only records its end, and a cancel changes nothing: the
+  // job will end completed, so this cancel is refused, not answered as if it had stopped the job
+  const progress = await queryOrNull(c.temporal, job.workflowId, publicationProgress);
+  if (progress && progress.status !== 'processing' && progress.status !== 'cancelled') {
+    await c.tenantDb
+      .collection(jobs)
+      .updateOne({ _id: job._id, cancelRequestedAt: { $ne: null } }, { $set: { cancelRequestedAt: null } });
+    throw new AppError(
+      400,
+      'cancel-failed',
+      `The publication has already ${progress.status === 'failed' ? 'failed' : 'sent every product'}`,
+    );
   }
   return { success: true, message: `Publication ${job._id} is being cancelled; it stops before its next product` };
 }
