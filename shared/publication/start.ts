@@ -1,3 +1,4 @@
+import { WorkflowFailedError } from '@temporalio/client';
 import { AppError } from '../errors/catalog';
 import type { JobRecord } from '../jobs/collection';
 import { Locations } from '../locations/locations';
@@ -80,7 +81,21 @@ async function startNew(c: PublicationContext, req: PublishRequest): Promise<Job
 
 /** A small publication's answer: its results once its workflow ended. */
 async function awaitSync(c: PublicationContext, job: JobRecord): Promise<PublishAnswer> {
-  const result = await workflowHandle(c.temporal, publication, job.workflowId).result();
+  let result: PublicationResult;
+  try {
+    result = await workflowHandle(c.temporal, publication, job.workflowId).result();
+  } catch (err) {
+    // its workflow ended without an answer (terminated, timed out): the job is recorded failed,
+    // and the refusal names it, so a keyed retry answers this job instead of starting another
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const settled = await settlePublication(c, job);
+    throw new AppError(
+      400,
+      'PRODUCT_EXPORT_FAILED',
+      `The publication ended before it finished (${settled.status}); GET /products/export/${job._id} has each product's outcome`,
+      { details: { jobId: job._id, results: [] } },
+    );
+  }
   if (result.status === 'failed')
     throw new AppError(
       400,
