@@ -128,7 +128,8 @@ function patchedModFile(go: string, server: ServerBuild, scratch: string): strin
 
 /**
  * FerretDB's patches (docs/servers.md):
- * - FerretDB itself: our overlay (see the comment at the top).
+ * - FerretDB itself: our overlay (see the comment at the top), and $set's no-change test made to
+ *   compare keys (below).
  * - modernc's libc (the C library SQLite runs on, translated to Go): its memcmp compares a byte at
  *   a time, and SQLite's JSON cache compares whole documents with it on every lookup (7-13% of
  *   FerretDB's CPU). Its generated file is 4 MB, so the function gets a first line that hands the
@@ -139,7 +140,30 @@ function patchedModFile(go: string, server: ServerBuild, scratch: string): strin
  *   (_overlay_sqlite/stmt_cache.go).
  */
 const FERRETDB_PATCHES: ModulePatch[] = [
-  { module: 'github.com/FerretDB/FerretDB', overlay: '_overlay' },
+  {
+    module: 'github.com/FerretDB/FerretDB',
+    overlay: '_overlay',
+    // types.Identical, which $set asks whether a value changes, compared two documents' values
+    // and not their keys: setting {b: 1} over {a: 1} wrote nothing (a renamed fitmentConfig key
+    // or a dimensions field moved to another name were silently kept as they were)
+    edits: [
+      {
+        file: 'internal/types/identical.go',
+        find: '\t\t\t_, aField, err := aIter.Next()\n',
+        replace: '\t\t\taKey, aField, err := aIter.Next() // PATCHED (backoffice): keys count\n',
+      },
+      {
+        file: 'internal/types/identical.go',
+        find: '\t\t\t_, bField, err := bIter.Next()\n',
+        replace: '\t\t\tbKey, bField, err := bIter.Next()\n',
+      },
+      {
+        file: 'internal/types/identical.go',
+        find: '\t\t\tif !Identical(aField, bField) {\n',
+        replace: '\t\t\tif aKey != bKey || !Identical(aField, bField) {\n',
+      },
+    ],
+  },
   {
     module: 'modernc.org/libc',
     overlay: '_overlay_libc',
