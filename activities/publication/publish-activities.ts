@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { ObjectId } from 'mongodb';
 import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { ActivityDeps } from '../index';
 import { TenantDb } from '../../shared/db/tenant-db';
@@ -163,6 +164,59 @@ function bindingAfter(
         lastError: outcome.error.slice(0, MAX_LAST_ERROR),
         lastSyncedAt: now,
       };
+}
+
+/**
+ * A failed job's products that have no outcome (the channel stayed down through every retry of
+ * their batch, or their batch never ran) are recorded failed with `error`, so published, failed
+ * and skipped add up to the total. Their bindings are left as they were: nothing is known to have
+ * reached the channel. Answers every one of them as its recorded outcome (a retry's the same).
+ */
+async function recordUnsent(
+  tenantDb: TenantDb,
+  jobId: string,
+  unsent: { productIds: string[]; error: string },
+): Promise<BatchResult['results']> {
+  const items = tenantDb.collection(publicationItems);
+  const ids = unsent.productIds.map((productId) => `${jobId}:${productId}`);
+  const settled = new Map((await items.findByIds(ids)).map((i) => [i.productId, i]));
+  const missing = unsent.productIds.filter((id) => !settled.has(id));
+  if (missing.length) {
+    const found = await tenantDb.collection(products).findByIds(
+      missing.map((id) => new ObjectId(id)),
+      { projection: { sku: 1 } },
+    );
+    const skus = new Map(found.map((p) => [p._id.toHexString(), p.sku]));
+    const at = new Date();
+    const failed = missing.map((productId) => ({
+      _id: `${jobId}:${productId}`,
+      jobId,
+      productId,
+      sku: skus.get(productId) ?? productId,
+      outcome: 'failed' as const,
+      error: unsent.error.slice(0, MAX_LAST_ERROR),
+      handle: null,
+      at,
+    }));
+    try {
+      await items.insertMany(failed, { ordered: false });
+    } catch (err) {
+      if (!isDuplicateKeyError(err) && duplicateKeyIndexes(err) === null) throw err;
+    }
+    for (const i of await items.findByIds(failed.map((f) => f._id))) settled.set(i.productId, i);
+  }
+  return unsent.productIds.flatMap((productId) => {
+    const i = settled.get(productId);
+    if (!i) return [];
+    return [
+      {
+        sku: i.sku,
+        success: i.outcome === 'published',
+        ...(i.error ? { error: i.error } : {}),
+        ...(i.outcome === 'skipped' ? { skipped: true } : {}),
+      },
+    ];
+  });
 }
 
 /**
@@ -380,11 +434,14 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       status: 'completed' | 'failed' | 'cancelled';
       cancelReason: string | null;
       total: number;
+      /** A failed job's products from the batch that failed on: those without an outcome fail with `error`. */
+      unsent?: { productIds: string[]; error: string };
     }) {
       const tenantDb = new TenantDb(db, input.tenantId);
       // a count over thousands of items may outlast the heartbeat timeout on a slow store
       const beat = setInterval(() => heartbeat(), 2000);
       try {
+        const unsent = input.unsent ? await recordUnsent(tenantDb, input.jobId, input.unsent) : [];
         const all = await tenantDb
           .collection(publicationItems)
           .find({ jobId: input.jobId }, { projection: { outcome: 1 } })
@@ -411,7 +468,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         if (ended?.status === input.status) await announceJobEnd(tenantDb, ended);
         await finishCategorization(tenantDb, input.jobId);
         await unlockChannel(tenantDb, input.channelId, input.jobId);
-        return counts;
+        return { ...counts, unsent };
       } finally {
         clearInterval(beat);
       }

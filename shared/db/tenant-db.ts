@@ -81,6 +81,10 @@ export class TenantCollection<T extends TenantDoc> {
    */
   async findByIds<I extends string | ObjectId>(ids: I[], options?: FindOptions): Promise<WithId<T>[]> {
     if (!ids.length) return [];
+    // the tenant is checked on what comes back: an inclusion projection must keep it
+    const projection = options?.projection;
+    if (projection && Object.values(projection).some((v) => v === 1 || v === true))
+      options = { ...options, projection: { ...projection, tenantId: 1 } };
     const docs = (await this.collection.find({ _id: { $in: ids } } as Filter<T>, options).toArray()) as WithId<T>[];
     return docs.filter((d) => (d as TenantDoc).tenantId === this.tenantId);
   }

@@ -23,6 +23,12 @@ function stoppedByRecordedCancel(err: unknown): boolean {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'cancelled';
 }
 
+/** What stopped a batch: the channel's own answer when an activity failed on it. */
+function failureMessage(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
+  return (err as Error).message;
+}
+
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   // short: a killed worker's batch moves to another worker within seconds
@@ -67,6 +73,7 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
 
   await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'processing' });
   let failure: string | null = null;
+  let failedFrom = input.productIds.length;
   for (let from = 0; from < input.productIds.length && !cancelRequested; from += input.batchSize) {
     const productIds = input.productIds.slice(from, from + input.batchSize);
     try {
@@ -97,7 +104,10 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
         cancelRequested = true;
         break;
       }
-      failure = isCancellation(err) ? 'cancelled' : (err as Error).message;
+      // the channel still down after every retry (or the batch failed otherwise): the job fails,
+      // and this batch's products and the rest are recorded failed with the reason
+      failure = isCancellation(err) ? 'cancelled' : failureMessage(err);
+      failedFrom = from;
       break;
     } finally {
       batchScope = null;
@@ -112,7 +122,12 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
     status: p.status,
     cancelReason: p.cancelReason,
     total: p.total,
+    ...(failure && failure !== 'cancelled'
+      ? { unsent: { productIds: input.productIds.slice(failedFrom), error: `CHANNEL_UNAVAILABLE: ${failure}` } }
+      : {}),
   });
+  // recorded by older builds without it
+  if (input.collectResults) results.push(...(counts.unsent ?? []).map(({ skipped: _s, ...r }) => r));
   Object.assign(p, {
     published: counts.published,
     failed: counts.failed,

@@ -225,7 +225,7 @@ export class FakeWorld {
         await this.enter(input.jobId, 'finishPublication', input);
         const counts = { total: input.total, published: 0, failed: 0, skipped: 0 };
         for (const o of this.published.get(input.jobId) ?? []) counts[o.outcome]++;
-        return counts;
+        return { ...counts, unsent: [] };
       },
 
       planOrderStock: async (input) => {
