@@ -128,8 +128,9 @@ function patchedModFile(go: string, server: ServerBuild, scratch: string): strin
 
 /**
  * FerretDB's patches (docs/servers.md):
- * - FerretDB itself: our overlay (see the comment at the top), and $set's no-change test made to
- *   compare keys (below).
+ * - FerretDB itself: our overlay (see the comment at the top), and three edits where it differs
+ *   from MongoDB (below): $set's no-change test compares keys, $inc of int32s grows to int64,
+ *   $setOnInsert sets null and [].
  * - modernc's libc (the C library SQLite runs on, translated to Go): its memcmp compares a byte at
  *   a time, and SQLite's JSON cache compares whole documents with it on every lookup (7-13% of
  *   FerretDB's CPU). Its generated file is 4 MB, so the function gets a first line that hands the
@@ -161,6 +162,22 @@ const FERRETDB_PATCHES: ModulePatch[] = [
         file: 'internal/types/identical.go',
         find: '\t\t\tif !Identical(aField, bField) {\n',
         replace: '\t\t\tif aKey != bKey || !Identical(aField, bField) {\n',
+      },
+      // $inc of two int32s wrapped around past 2^31-1 (2e9 + 5e8 stored as -1794967296); MongoDB
+      // stores the sum as an int64, and a stock balance is an $inc of int32s
+      {
+        file: 'internal/handler/common/params.go',
+        find: '\t\tcase int32:\n\t\t\tif v2 == math.MaxInt32 && v1 > 0 {\n',
+        replace:
+          '\t\tcase int32:\n\t\t\tif sum := int64(v1) + int64(v2); sum > math.MaxInt32 || sum < math.MinInt32 { // PATCHED (backoffice)\n\t\t\t\treturn sum, nil\n\t\t\t}\n\n\t\t\tif v2 == math.MaxInt32 && v1 > 0 {\n',
+      },
+      // $setOnInsert left out fields set to null or []: MongoDB inserts them, and our records
+      // answer those keys (a bulk operation's operationName, rollbackOf, rolledBackBy)
+      {
+        file: 'internal/handler/common/update.go',
+        find: '\tif setOnInsert {\n\t\t// $setOnInsert do not set null and empty array value.\n',
+        replace:
+          '\tif false && setOnInsert { // PATCHED (backoffice)\n\t\t// $setOnInsert do not set null and empty array value.\n',
       },
     ],
   },

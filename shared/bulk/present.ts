@@ -6,6 +6,10 @@ export function presentOperation(op: BulkOperation) {
   return {
     id: _id,
     ...rest,
+    // null when unset, also in a record an upsert made on a store that leaves nulls out
+    operationName: rest.operationName ?? null,
+    rollbackOf: rest.rollbackOf ?? null,
+    rolledBackBy: rest.rolledBackBy ?? null,
     createdAt: createdAt.toISOString(),
     finishedAt: finishedAt ? finishedAt.toISOString() : null,
   };
