@@ -407,7 +407,9 @@ export class OrderStock {
       consumptionId: effects.consumptionId,
     });
     await this.orders.updateOne(
-      { _id: _id!, 'audit.id': { $ne: ev.id } } as never,
+      // "no event has this id": the embedded FerretDB answers {'audit.id': {$ne}} true when any
+      // event's id differs (MongoDB: when none equals), so the positive match is negated instead
+      { _id: _id!, $nor: [{ 'audit.id': ev.id }] } as never,
       { $push: { audit: ev }, $unset: { stockReturnPending: '' } } as never,
     );
   }
