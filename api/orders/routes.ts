@@ -19,7 +19,7 @@ const customerInfo: JsonSchema = {
   additionalProperties: false,
   required: ['name'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200 },
+    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'must not be blank' },
     email: { type: 'string', format: 'email', maxLength: 320 },
     phone: { type: 'string', maxLength: 50 },
     company: { type: 'string', maxLength: 200 },
@@ -187,7 +187,9 @@ const commentSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['comment'],
-  properties: { comment: { type: 'string', minLength: 1, maxLength: 5000 } },
+  properties: {
+    comment: { type: 'string', minLength: 1, maxLength: 5000, pattern: '\\S', description: 'must not be blank' },
+  },
 };
 const reasonBody = (required: boolean): JsonSchema => ({
   type: 'object',
