@@ -113,8 +113,12 @@ export function buildOpenApi(routes: RouteSpec[]): Record<string, unknown> {
       ...(r.body
         ? {
             requestBody: {
-              // bodyRequired: false only says how an absent body is answered; one with required fields is required
-              required: r.bodyRequired !== false || Boolean((r.body.required as string[] | undefined)?.length),
+              // bodyRequired: false only says how an absent body is answered; one with required
+              // fields (or at least one field) is required
+              required:
+                r.bodyRequired !== false ||
+                Boolean((r.body.required as string[] | undefined)?.length) ||
+                Number(r.body.minProperties ?? 0) > 0,
               content: { 'application/json': { schema: r.body } },
             },
           }

@@ -379,7 +379,7 @@ export const orderRoutes = defineRoutes([
     responses: {
       200: {
         description:
-          '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed or comment; actor is the key id',
+          '`{data: [{id, type, actor, timestamp, details}], meta: {page, limit, total}}`; type is created, updated, customer_updated, status_changed, stock_changed or comment; actor is the key id',
       },
     },
     handler: async (ctx) => {
