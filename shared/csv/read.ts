@@ -11,19 +11,24 @@ export function applyMappings(records: CsvRecord[], mappings: Record<string, str
   return rename ? records.map(rename) : records;
 }
 
-/** One record's columns renamed as `mappings` says; null when it renames nothing. */
+/**
+ * One record's columns renamed as `mappings` says, all at once (a column renamed to the name of
+ * another that is renamed in turn keeps its own value: `{Name: 'title', title: 'brand'}`, or a
+ * swap); null when it renames nothing. A renamed column wins over one already named as its target.
+ */
 export function renamer(mappings: Record<string, string> | undefined): ((r: CsvRecord) => CsvRecord) | null {
-  const pairs = Object.entries(mappings ?? {}).filter(([from, to]) => from !== to);
-  if (!pairs.length) return null;
+  const to = new Map(Object.entries(mappings ?? {}).filter(([from, target]) => from !== target));
+  if (!to.size) return null;
   return (r) => {
-    const values: Record<string, string> = Object.create(null);
-    for (const [k, v] of Object.entries(r.values)) values[k] = v;
-    for (const [from, to] of pairs) {
-      if (from in values) {
-        values[to] = values[from];
-        delete values[from];
-      }
+    const out = new Map<string, { value: string; renamed: boolean }>();
+    for (const [column, value] of Object.entries(r.values)) {
+      const target = to.get(column);
+      const name = target ?? column;
+      if (!target && out.get(name)?.renamed) continue;
+      out.set(name, { value, renamed: target !== undefined });
     }
+    const values: Record<string, string> = Object.create(null);
+    for (const [name, { value }] of out) values[name] = value;
     return { row: r.row, values };
   };
 }
