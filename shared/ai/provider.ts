@@ -113,6 +113,9 @@ export class ChatClient {
         headers: this.headers(),
         body: JSON.stringify(body),
         signal: controller.signal,
+        // a redirect is not followed: fetch would carry an api-key header (and the products'
+        // data) to whatever host it names; only `authorization` is dropped across origins
+        redirect: 'manual',
       });
       status = res.status;
       headers = res.headers;
@@ -155,6 +158,12 @@ export class ChatClient {
     if ([400, 404, 413, 422].includes(status))
       return failure('INVALID_PROMPT', `The AI provider refused the request (${status})${said}`, false);
     if (status === 408) return failure('TIMEOUT', `The AI provider timed out (408)${said}`, true);
+    if (status >= 300 && status < 400)
+      return failure(
+        'MODEL_ERROR',
+        `The AI provider answered a redirect (${status}), which is not followed: check AI_BASE_URL`,
+        false,
+      );
     // 5xx is the provider's own trouble, 409 a conflict it asks to retry (as OpenAI's SDKs do)
     const retryable = status >= 500 || status === 409;
     return failure('MODEL_ERROR', `The AI provider failed (${status})${said}`, retryable);
