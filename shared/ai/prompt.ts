@@ -67,11 +67,19 @@ export function buildMessages(args: {
   ];
 }
 
+/** The most of a bad answer a repair call quotes back to the model (characters). */
+const MAX_REPAIR_ECHO = 4000;
+
 /** The second try after an answer that was not JSON: the model sees its answer and is asked again. */
 export function repairMessages(messages: ChatMessage[], badAnswer: string): ChatMessage[] {
+  // the start of it says what went wrong; a provider that ignored max_tokens (or a proxy's HTML
+  // page) could answer far more, and echoing it whole would make the repair cost more than a day's
+  // budget, refused as BUDGET_EXCEEDED, which ends the run
+  const echoed =
+    badAnswer.length > MAX_REPAIR_ECHO ? `${badAnswer.slice(0, MAX_REPAIR_ECHO)} [… cut short]` : badAnswer;
   return [
     ...messages,
-    { role: 'assistant', content: badAnswer },
+    { role: 'assistant', content: echoed },
     {
       role: 'user',
       content:

@@ -252,7 +252,9 @@ function readUsage(raw: unknown): TokenUsage | undefined {
   const promptTokens = count(u?.prompt_tokens);
   const completionTokens = count(u?.completion_tokens);
   if (promptTokens === undefined || completionTokens === undefined) return undefined;
-  return { promptTokens, completionTokens, totalTokens: count(u?.total_tokens) ?? promptTokens + completionTokens };
+  // never less than its parts: a gateway reporting total_tokens 0 would otherwise be free
+  const totalTokens = Math.max(count(u?.total_tokens) ?? 0, promptTokens + completionTokens);
+  return { promptTokens, completionTokens, totalTokens };
 }
 
 /** A provider that reports no usage is charged our (high) estimate, never nothing. */
