@@ -14,16 +14,28 @@ export const PARSE_OPTIONS = {
   trim: false,
 } as const;
 
+/** What csv-parse gives for a record with `info: true`. */
+interface ParsedRecord {
+  record: Record<string, string>;
+  info: { records: number; empty_lines: number };
+}
+
+/**
+ * A record's row as a spreadsheet shows it (header row 1): the empty lines the parser skipped
+ * before it count, a record whose quoted cell spans lines is one row.
+ */
+const rowOf = ({ info }: ParsedRecord) => info.records + 1 + info.empty_lines;
+
 /** Parses CSV text into records numbered as a spreadsheet shows them (header row 1). */
 export function parseCsvText(text: string): { columns: string[]; records: CsvRecord[] } {
-  let rows: Record<string, string>[];
+  let rows: ParsedRecord[];
   try {
-    rows = parse(text, PARSE_OPTIONS) as Record<string, string>[];
+    rows = parse(text, { ...PARSE_OPTIONS, info: true }) as unknown as ParsedRecord[];
   } catch (err) {
     throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);
   }
-  const columns = rows.length ? Object.keys(rows[0]) : headerOf(text);
-  return { columns, records: rows.map((values, i) => ({ row: i + 2, values })) };
+  const columns = rows.length ? Object.keys(rows[0].record) : headerOf(text);
+  return { columns, records: rows.map((r) => ({ row: rowOf(r), values: r.record })) };
 }
 
 /**
@@ -41,6 +53,7 @@ export async function* csvRecords(input: Readable, header?: (columns: string[]) 
   const parser = input.pipe(
     parseStream({
       ...PARSE_OPTIONS,
+      info: true,
       columns: (columns: string[]) => {
         header?.(columns);
         return columns;
@@ -48,9 +61,8 @@ export async function* csvRecords(input: Readable, header?: (columns: string[]) 
     }),
   );
   input.on('error', (err) => parser.destroy(err));
-  let row = 2;
   try {
-    for await (const values of parser) yield { row: row++, values: values as Record<string, string> };
+    for await (const r of parser as AsyncIterable<ParsedRecord>) yield { row: rowOf(r), values: r.record };
   } catch (err) {
     if ((err as { code?: string }).code?.startsWith('CSV_'))
       throw new AppError(400, 'bad-request/invalid-import-file', `Not a valid CSV file: ${(err as Error).message}`);

@@ -48,7 +48,12 @@ export function readProducts(
 ): { parsed: ParsedProduct[]; rows: number } {
   const { records } = parseCsvText(text);
   const parsed = layout.parse(applyMappings(records, mappings));
-  return { parsed, rows: records.length };
+  return { parsed, rows: rowsOf(parsed) };
+}
+
+/** The rows that make products: a row of empty cells makes nothing and is counted nowhere. */
+function rowsOf(parsed: ParsedProduct[]): number {
+  return parsed.reduce((n, p) => n + p.rows.length, 0);
 }
 
 /** The same, from a stream (an uploaded object), without holding the file's text. */
@@ -59,5 +64,5 @@ export async function readProductsFrom(
 ): Promise<{ parsed: ParsedProduct[]; rows: number }> {
   const { records } = await parseCsvStream(input);
   const parsed = layout.parse(applyMappings(records, mappings));
-  return { parsed, rows: records.length };
+  return { parsed, rows: rowsOf(parsed) };
 }

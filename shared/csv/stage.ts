@@ -68,11 +68,13 @@ export async function streamProducts(
   let keys: string[] = [];
   const cut: CsvRecord[] = [];
   let rows = 0;
+  let lastRow = 0; // rows are numbered as a spreadsheet shows them: empty lines leave gaps
   for await (const raw of csvRecords(
     await open(),
     (header) => (keys = layout.keyColumns(mappedHeader(header, mappings))),
   )) {
     rows++;
+    lastRow = raw.row;
     tick();
     if (rows > limits.maxRows) continue; // only counted from here: the file will not be imported
     const record = rename ? rename(raw) : raw;
@@ -93,7 +95,7 @@ export async function streamProducts(
     return { rows, productRows, products: 0, exceedsRowCap: false, exceedsVariantCap: true };
 
   // pass 2: whole records, one product at a time
-  const groupOfRow = new Int32Array(rows + 2).fill(-1);
+  const groupOfRow = new Int32Array(lastRow + 1).fill(-1);
   const missing = new Int32Array(groups.length);
   groups.forEach((g, i) => {
     for (const row of g) groupOfRow[row] = i;
