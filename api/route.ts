@@ -81,10 +81,11 @@ export interface RouteSpec {
   /** A route with a body schema requires a body unless this is false (an absent body is then `{}`). */
   bodyRequired?: boolean;
   /**
-   * Lets text that is not well-formed Unicode through to the handler, which refuses it its own way
-   * (an upload's s3Key: 403 forbidden/invalid-s3-key); every other body is refused 400.
+   * Top-level body fields whose text may be ill-formed Unicode, let through to the handler, which
+   * refuses it its own way (an upload's s3Key: 403 forbidden/invalid-s3-key); anywhere else in
+   * the body such text is refused 400.
    */
-  keepsIllFormedText?: boolean;
+  keepsIllFormedText?: string[];
   /** A larger body limit than the API's default, for routes that take file contents. */
   bodyLimitBytes?: number;
   query?: JsonSchema;
@@ -272,7 +273,12 @@ function validator(spec: RouteSpec) {
             : errors.missingBody();
       }
       if (!body(b)) throw refusal(spec, 'body', failuresOf('body', body));
-      const illFormed = spec.keepsIllFormedText ? null : illFormedAt(b);
+      const kept = spec.keepsIllFormedText;
+      const illFormed = illFormedAt(
+        kept && b !== null && typeof b === 'object' && !Array.isArray(b)
+          ? Object.fromEntries(Object.entries(b).filter(([k]) => !kept.includes(k)))
+          : b,
+      );
       if (illFormed)
         throw refusal(
           spec,

@@ -27,7 +27,7 @@ export const csvAsyncRoutes = defineRoutes([
     method: 'post',
     path: '/products/bulk/csv/validate',
     // an s3Key with half of a surrogate pair is 403 forbidden/invalid-s3-key, as any key no upload made
-    keepsIllFormedText: true,
+    keepsIllFormedText: ['s3Key'],
     summary: 'Check an uploaded CSV without importing it',
     tags: ['csv'],
     invalid: validateInvalid,

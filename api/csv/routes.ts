@@ -101,7 +101,7 @@ export const csvRoutes = defineRoutes([
     method: 'post',
     path: '/products/bulk/csv/import',
     // an s3Key with half of a surrogate pair is 403 forbidden/invalid-s3-key, as any key no upload made
-    keepsIllFormedText: true,
+    keepsIllFormedText: ['s3Key'],
     // a sync import's answer is kept for its retry; an async one is its job, found by the key
     idempotency: (body) => (typeof body.content === 'string' ? 'stored' : 'bound'),
     summary: 'Import products from CSV: `content` runs synchronously (200/207), `s3Key` queues a job (202)',
