@@ -214,6 +214,20 @@ export const nativeLayout: Layout = {
     }
     for (const [sku, group] of groups) {
       const errors: string[] = [];
+      // the product's columns are read from its first row: a later row giving one another value
+      // would be reported written and dropped, so the product's rows fail together instead
+      const first = group[0];
+      for (const r of group.slice(1)) {
+        const differs = productColumns.find((c) => {
+          if (c.name === 'sku') return false; // grouped by it, letter case aside
+          const v = (r.values[c.name] ?? '').trim();
+          return v !== '' && v !== (first.values[c.name] ?? '').trim();
+        });
+        if (differs)
+          errors.push(
+            `${differs.name}: row ${r.row} gives product ${sku} another value than row ${first.row}; a product's rows must agree on its columns`,
+          );
+      }
       const body = read(group[0].values, productColumns, errors);
       body.sku = String(body.sku).trim(); // the SKU the rows are grouped by, as the spec keeps it: trimmed
       const variants = group
