@@ -457,7 +457,13 @@ export function publicationActivities({ db, config }: ActivityDeps) {
               status: input.status,
               updatedAt: now,
               finishedAt: now,
-              result: { ...counts, processed: all.length, percent: 100, cancelReason: input.cancelReason },
+              result: {
+                ...counts,
+                processed: all.length,
+                // every product has an outcome unless a cancel cut the job short
+                percent: Math.min(100, Math.floor((all.length / Math.max(1, input.total)) * 100)),
+                cancelReason: input.cancelReason,
+              },
             },
           },
           { returnDocument: 'after' },

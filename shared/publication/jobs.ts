@@ -4,7 +4,7 @@ import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import { queryOrNull } from '../temporal/workflows';
 import type { PublicationContext } from './context';
 import { cancelPublication, publicationProgress, type PublicationProgress } from './messages';
-import { PUBLICATION_JOB } from './publication';
+import { PUBLICATION_JOB, publicationItems } from './publication';
 
 /** How many publications the list shows: the most recent ones, newest first (the spec gives it no paging). */
 export const RECENT_PUBLICATIONS = 20;
@@ -25,7 +25,8 @@ export function presentPublicationJob(job: JobRecord, progress?: PublicationProg
     published: live?.published ?? r.published ?? 0,
     failed: live?.failed ?? r.failed ?? 0,
     skipped: live?.skipped ?? r.skipped ?? 0,
-    percent: live?.percent ?? (isFinished(job.status) ? 100 : 0),
+    // a cancelled job's says how far it got
+    percent: live?.percent ?? (typeof r.percent === 'number' ? r.percent : isFinished(job.status) ? 100 : 0),
     cancelReason: live?.cancelReason ?? r.cancelReason ?? null,
     createdAt: job.createdAt,
     finishedAt: job.finishedAt,
@@ -60,7 +61,23 @@ export async function publicationStatus(c: PublicationContext, jobId: string) {
 
 async function presented(c: PublicationContext, job: JobRecord) {
   const progress = isFinished(job.status) ? null : await queryOrNull(c.temporal, job.workflowId, publicationProgress);
-  return presentPublicationJob(job, progress);
+  return presentPublicationJob(job, progress?.status === 'processing' ? await withSettled(c, job, progress) : progress);
+}
+
+/**
+ * The workflow counts a batch of 250 once it has ended; the products of the batch under way are
+ * settled one by one (an item each), so the live counts are those items' when they are ahead.
+ * Counts of equalities on top-level fields: SQL answers them without reading a document.
+ */
+async function withSettled(c: PublicationContext, job: JobRecord, progress: PublicationProgress) {
+  const items = c.tenantDb.collection(publicationItems);
+  const [published, failed, skipped] = await Promise.all(
+    (['published', 'failed', 'skipped'] as const).map((outcome) => items.countDocuments({ jobId: job._id, outcome })),
+  );
+  const processed = published + failed + skipped;
+  if (processed <= progress.processed) return progress;
+  const percent = Math.floor((processed / Math.max(1, progress.total)) * 100);
+  return { ...progress, processed, published, failed, skipped, percent };
 }
 
 /**

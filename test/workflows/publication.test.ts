@@ -83,7 +83,7 @@ test('the cancel signal stops the batch under way, runs no further batch, and re
     published: 3,
     failed: 0,
     skipped: 0,
-    percent: 100,
+    percent: 50, // how far it got: 3 of 6
     cancelReason: 'stopped by the test',
     error: null,
     results: [

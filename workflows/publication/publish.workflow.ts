@@ -133,7 +133,10 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
     failed: counts.failed,
     skipped: counts.skipped,
     processed: counts.published + counts.failed + counts.skipped,
-    percent: 100,
+    percent: Math.min(
+      100,
+      Math.floor(((counts.published + counts.failed + counts.skipped) / Math.max(1, p.total)) * 100),
+    ),
   });
   await condition(allHandlersFinished);
   return { ...p, error: failure, results: input.collectResults ? results : [] };
