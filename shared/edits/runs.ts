@@ -3,6 +3,7 @@ import { ObjectId, type Filter } from 'mongodb';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
+import { BulkOperations } from '../bulk/operations';
 import { newId } from '../ids';
 import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import type { Jobs } from '../jobs/jobs';
@@ -156,11 +157,30 @@ export class EditRuns {
     const { tenantDb } = this.c;
     const kind = EDIT_JOB_TYPES[req.type];
     // a retry answers its run before it is judged again (its preview expired, its products gone)
-    const job = (await this.c.jobs.startedBy(tenantDb, kind.jobType, runKey(req))) ?? (await this.startNew(req));
+    const earlier = await this.c.jobs.startedBy(tenantDb, kind.jobType, runKey(req));
+    if (earlier && req.previewId) await this.refuseIfRolledBack(earlier);
+    const job = earlier ?? (await this.startNew(req));
     // a retry with the same Idempotency-Key answers as its first request did
     if (!job.input.sync) return { finished: false, view: await this.view(job) };
     await this.ended(job);
     return { finished: true, view: await this.view((await this.c.jobs.get(tenantDb, job._id)) ?? job) };
+  }
+
+  /**
+   * A preview is applied once: another apply answers that run, unless the run was rolled back
+   * since, when its counts would claim changes no longer there (409; preview again to apply anew).
+   */
+  private async refuseIfRolledBack(job: JobRecord): Promise<void> {
+    const operationId = (job.input as { operationId?: string | null }).operationId;
+    if (!operationId) return;
+    const op = await new BulkOperations(this.c.tenantDb).get(operationId);
+    if (op?.status === 'rolled_back')
+      throw new AppError(
+        409,
+        'conflict',
+        `This preview was applied (job ${job._id}, operation ${operationId}) and that was rolled back; preview again to apply it anew`,
+        { details: { jobId: job._id, operationId, rolledBackBy: op.rolledBackBy ?? null } },
+      );
   }
 
   private async startNew(req: StartEdit): Promise<JobRecord> {
