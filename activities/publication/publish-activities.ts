@@ -436,6 +436,8 @@ export function publicationActivities({ db, config }: ActivityDeps) {
       total: number;
       /** A failed job's products from the batch that failed on: those without an outcome fail with `error`. */
       unsent?: { productIds: string[]; error: string };
+      /** Answer the unsent products' outcomes (a sync job's); otherwise they are only recorded. */
+      collectResults?: boolean;
     }) {
       const tenantDb = new TenantDb(db, input.tenantId);
       // a count over thousands of items may outlast the heartbeat timeout on a slow store
@@ -474,7 +476,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         if (ended?.status === input.status) await announceJobEnd(tenantDb, ended);
         await finishCategorization(tenantDb, input.jobId);
         await unlockChannel(tenantDb, input.channelId, input.jobId);
-        return { ...counts, unsent };
+        return { ...counts, unsent: input.collectResults ? unsent : [] };
       } finally {
         clearInterval(beat);
       }

@@ -29,6 +29,15 @@ function failureMessage(err: unknown): string {
   return (err as Error).message;
 }
 
+/** The code a failed job's unsent products carry: the channel's being down, or another failure. */
+function unsentCode(err: unknown): string {
+  const down =
+    err instanceof ActivityFailure &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === 'channel-unavailable';
+  return down ? 'CHANNEL_UNAVAILABLE' : 'PUBLICATION_FAILED';
+}
+
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   // short: a killed worker's batch moves to another worker within seconds
@@ -74,6 +83,7 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
   await acts.updateJob({ tenantId: input.tenantId, jobId: input.jobId, status: 'processing' });
   let failure: string | null = null;
   let failedFrom = input.productIds.length;
+  let failedCode = 'PUBLICATION_FAILED';
   for (let from = 0; from < input.productIds.length && !cancelRequested; from += input.batchSize) {
     const productIds = input.productIds.slice(from, from + input.batchSize);
     try {
@@ -107,6 +117,7 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
       // the channel still down after every retry (or the batch failed otherwise): the job fails,
       // and this batch's products and the rest are recorded failed with the reason
       failure = isCancellation(err) ? 'cancelled' : failureMessage(err);
+      failedCode = unsentCode(err);
       failedFrom = from;
       break;
     } finally {
@@ -122,8 +133,11 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
     status: p.status,
     cancelReason: p.cancelReason,
     total: p.total,
+    // their outcomes come back only for an answer that lists them (a sync job's few): a large
+    // job's would outgrow what a Temporal event may hold
+    collectResults: input.collectResults,
     ...(failure && failure !== 'cancelled'
-      ? { unsent: { productIds: input.productIds.slice(failedFrom), error: `CHANNEL_UNAVAILABLE: ${failure}` } }
+      ? { unsent: { productIds: input.productIds.slice(failedFrom), error: `${failedCode}: ${failure}` } }
       : {}),
   });
   // recorded by older builds without it
