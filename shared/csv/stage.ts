@@ -68,13 +68,11 @@ export async function streamProducts(
   let keys: string[] = [];
   const cut: CsvRecord[] = [];
   let rows = 0;
-  let lastRow = 0; // rows are numbered as a spreadsheet shows them: empty lines leave gaps
   for await (const raw of csvRecords(
     await open(),
     (header) => (keys = layout.keyColumns(mappedHeader(header, mappings))),
   )) {
     rows++;
-    lastRow = raw.row;
     tick();
     if (rows > limits.maxRows) continue; // only counted from here: the file will not be imported
     const record = rename ? rename(raw) : raw;
@@ -95,10 +93,11 @@ export async function streamProducts(
     return { rows, productRows, products: 0, exceedsRowCap: false, exceedsVariantCap: true };
 
   // pass 2: whole records, one product at a time
-  const groupOfRow = new Int32Array(lastRow + 1).fill(-1);
+  // rows are numbered as a spreadsheet shows them: empty lines leave gaps, so by row, not by index
+  const groupOfRow = new Map<number, number>();
   const missing = new Int32Array(groups.length);
   groups.forEach((g, i) => {
-    for (const row of g) groupOfRow[row] = i;
+    for (const row of g) groupOfRow.set(row, i);
     missing[i] = g.length;
   });
   const gathering = new Map<number, CsvRecord[]>();
@@ -115,7 +114,7 @@ export async function streamProducts(
   };
   for await (const raw of csvRecords(await open())) {
     tick();
-    const g = groupOfRow[raw.row] ?? -1;
+    const g = groupOfRow.get(raw.row) ?? -1;
     if (g < 0) continue; // a blank record: it makes nothing
     const records = gathering.get(g) ?? [];
     records.push(rename ? rename(raw) : raw);
