@@ -27,6 +27,7 @@ import {
   type PublishOptions,
 } from '../../shared/publication/publication';
 import { productsByIds } from '../../shared/publication/selection';
+import { percentOf } from '../../shared/publication/messages';
 
 export interface BatchInput {
   tenantId: string;
@@ -207,16 +208,18 @@ async function recordUnsent(
   }
   return unsent.productIds.flatMap((productId) => {
     const i = settled.get(productId);
-    if (!i) return [];
-    return [
-      {
-        sku: i.sku,
-        success: i.outcome === 'published',
-        ...(i.error ? { error: i.error } : {}),
-        ...(i.outcome === 'skipped' ? { skipped: true } : {}),
-      },
-    ];
+    return i ? [resultOf(i.sku, i)] : [];
   });
+}
+
+/** A product's result in a batch's answer, from its recorded outcome. */
+function resultOf(sku: string, item: Pick<PublicationItem, 'outcome' | 'error'> | null | undefined) {
+  return {
+    sku,
+    success: item?.outcome === 'published',
+    ...(item?.error ? { error: item.error } : {}),
+    ...(item?.outcome === 'skipped' ? { skipped: true } : {}),
+  };
 }
 
 /**
@@ -251,13 +254,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
           },
           { upsert: true },
         );
-        const kept = await items.findOne({ _id: `${input.jobId}:${productId}` });
-        return {
-          sku,
-          success: kept?.outcome === 'published',
-          ...(kept?.error ? { error: kept.error } : {}),
-          ...(kept?.outcome === 'skipped' ? { skipped: true } : {}),
-        };
+        return resultOf(sku, await items.findOne({ _id: `${input.jobId}:${productId}` }));
       };
       // a product deleted since the selection was made is skipped, and counted so: published,
       // failed and skipped always add up to the job's total
@@ -316,13 +313,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
         const results = await mapLimitSettled(docs, channel.settings.concurrency ?? 4, async (p) => {
           const itemId = `${input.jobId}:${p._id.toHexString()}`;
           const done = settled.get(itemId);
-          if (done)
-            return {
-              sku: p.sku,
-              success: done.outcome === 'published',
-              ...(done.error ? { error: done.error } : {}),
-              ...(done.outcome === 'skipped' ? { skipped: true } : {}),
-            };
+          if (done) return resultOf(p.sku, done);
           const now = cancelled.aborted ? null : await beforeSend();
           if (!now || now.cancelRequested)
             throw ApplicationFailure.nonRetryable('the publication was cancelled', 'cancelled');
@@ -410,12 +401,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
           await inBatch(lane, { productId: p._id, binding: bindingOut, item }, (batch: Settlement[]) =>
             settle(tenantDb, batch),
           );
-          return {
-            sku: p.sku,
-            success: item.outcome === 'published',
-            ...(item.error ? { error: item.error } : {}),
-            ...(item.outcome === 'skipped' ? { skipped: true } : {}),
-          };
+          return resultOf(p.sku, item);
         });
         return { results: [...goneResults, ...results] };
       } finally {
@@ -463,7 +449,7 @@ export function publicationActivities({ db, config }: ActivityDeps) {
                 ...counts,
                 processed: all.length,
                 // every product has an outcome unless a cancel cut the job short
-                percent: Math.min(100, Math.floor((all.length / Math.max(1, input.total)) * 100)),
+                percent: percentOf(all.length, input.total),
                 cancelReason: input.cancelReason,
               },
             },

@@ -3,7 +3,7 @@ import { finishCategorization } from '../categories/categorize';
 import { isFinished, jobs, type JobRecord } from '../jobs/collection';
 import { queryOrNull } from '../temporal/workflows';
 import type { PublicationContext } from './context';
-import { cancelPublication, publicationProgress, type PublicationProgress } from './messages';
+import { cancelPublication, percentOf, publicationProgress, type PublicationProgress } from './messages';
 import { PUBLICATION_JOB, publicationItems } from './publication';
 
 /** How many publications the list shows: the most recent ones, newest first (the spec gives it no paging). */
@@ -76,8 +76,7 @@ async function withSettled(c: PublicationContext, job: JobRecord, progress: Publ
   );
   const processed = published + failed + skipped;
   if (processed <= progress.processed) return progress;
-  const percent = Math.floor((processed / Math.max(1, progress.total)) * 100);
-  return { ...progress, processed, published, failed, skipped, percent };
+  return { ...progress, processed, published, failed, skipped, percent: percentOf(processed, progress.total) };
 }
 
 /**

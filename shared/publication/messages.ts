@@ -25,6 +25,9 @@ export interface PublicationProgress {
   cancelReason: string | null;
 }
 
+/** How far a job got, in whole percent of its products. */
+export const percentOf = (done: number, total: number) => Math.min(100, Math.floor((done / Math.max(1, total)) * 100));
+
 export interface PublicationResult extends PublicationProgress {
   error: string | null;
   results: { sku: string; success: boolean; error?: string }[];

@@ -12,6 +12,7 @@ import {
 import type { Activities } from '../../activities';
 import {
   cancelPublication,
+  percentOf,
   publicationProgress,
   type PublicationInput,
   type PublicationProgress,
@@ -123,7 +124,7 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
     } finally {
       batchScope = null;
     }
-    p.percent = Math.floor((p.processed / Math.max(1, p.total)) * 100);
+    p.percent = percentOf(p.processed, p.total);
   }
   p.status = cancelRequested ? 'cancelled' : failure ? 'failed' : 'completed';
   const counts = await acts.finishPublication({
@@ -147,10 +148,7 @@ export async function publicationWorkflow(input: PublicationInput): Promise<Publ
     failed: counts.failed,
     skipped: counts.skipped,
     processed: counts.published + counts.failed + counts.skipped,
-    percent: Math.min(
-      100,
-      Math.floor(((counts.published + counts.failed + counts.skipped) / Math.max(1, p.total)) * 100),
-    ),
+    percent: percentOf(counts.published + counts.failed + counts.skipped, p.total),
   });
   await condition(allHandlersFinished);
   return { ...p, error: failure, results: input.collectResults ? results : [] };
