@@ -200,9 +200,10 @@ export class CsvJobs {
   /** Queues an export of the selection in a layout. */
   async startExport(req: StartRequest & Selection & { format: string }): Promise<{ jobId: string }> {
     const { tenantDb, jobs } = this.deps;
-    const started = await jobs.startedBy(tenantDb, 'csv-export', req.idempotencyKey);
-    if (started) return { jobId: started._id };
-    // the export activity's own checks, before a job exists (the route's schema refuses these already)
+    // The export activity's own checks, before a job exists (the route's schema refuses these
+    // already). They read only the request, so unlike an import's no key lookup comes first: a
+    // retry passes them again, and its repeated key then answers the first job from the record's
+    // unique index (Jobs.start), whatever the tenant's allowance is by then.
     layoutFor(req.format);
     selectionFilter(req);
     const { job } = await jobs.start(tenantDb, {

@@ -324,22 +324,28 @@ describe('errors', () => {
     await finished(sixtieth.body.jobId, theirs);
   });
 
-  test('a retried start (same Idempotency-Key) answers its job even once the allowance is used up', async () => {
-    const t = await deps.tenantWithKey();
-    const theirs = api.as(t.key);
-    const body = { s3Key: await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), theirs) };
-    const headers = { 'idempotency-key': `idem-${sku()}` };
-    const first = await theirs.post('/products/bulk/csv/import', body, { headers });
-    expect(first.status).toBe(202);
-    await holdRunningSlots(t.tenantId, 3, 'full');
-    const again = await theirs.post('/products/bulk/csv/import', body, { headers });
-    expect([again.status, again.body.jobId]).toEqual([202, first.body.jobId]);
-    const other = await theirs.post('/products/bulk/csv/import', body, {
-      headers: { 'idempotency-key': `idem-${sku()}` },
-    });
-    expectError(other, 429, 'rate-limited');
-    expect(await new TenantDb(deps.db, t.tenantId).collection(jobs).countDocuments({ type: 'csv-import' })).toBe(4);
-  });
+  test.each(['import', 'export'])(
+    'a retried %s start (same Idempotency-Key) answers its job even once the allowance is used up',
+    async (kind) => {
+      const t = await deps.tenantWithKey();
+      const theirs = api.as(t.key);
+      const path = `/products/bulk/csv/${kind}`;
+      const body =
+        kind === 'import'
+          ? { s3Key: await upload(csv([{ sku: sku(), title: 'x', price: 1 }]), theirs) }
+          : { format: 'native', selection: 'all' };
+      const headers = { 'idempotency-key': `idem-${sku()}` };
+      const first = await theirs.post(path, body, { headers });
+      expect(first.status).toBe(202);
+      await holdRunningSlots(t.tenantId, 3, 'full');
+      const again = await theirs.post(path, body, { headers });
+      expect([again.status, again.body.jobId]).toEqual([202, first.body.jobId]);
+      const other = await theirs.post(path, body, { headers: { 'idempotency-key': `idem-${sku()}` } });
+      expectError(other, 429, 'rate-limited');
+      const tenantJobs = new TenantDb(deps.db, t.tenantId).collection(jobs);
+      expect(await tenantJobs.countDocuments({ type: `csv-${kind}` })).toBe(kind === 'import' ? 4 : 1);
+    },
+  );
 
   test('8 starts at once with room for 3: at most 3 run, the others are refused 429 and leave no job', async () => {
     const t = await deps.tenantWithKey();
