@@ -156,7 +156,16 @@ function bindingAfter(
         customValues: [],
       };
   return outcome.ok
-    ? { ...current, handle: outcome.handle, status: 'active', syncStatus: 'synced', lastError: null, lastSyncedAt: now }
+    ? {
+        ...current,
+        handle: outcome.handle,
+        status: 'active',
+        syncStatus: 'synced',
+        // the version sent: a write of the product since (or during the send) makes it read pending
+        syncedVersion: p.version,
+        lastError: null,
+        lastSyncedAt: now,
+      }
     : {
         ...current,
         status: 'error',

@@ -1,3 +1,4 @@
+import { withSyncStatus } from './sync-status';
 import type { ProductDoc } from './types';
 
 /** What `extend` can add to a list item; `all` is every one of them. `inventory` (stock from the ledger) is added by the routes (shared/inventory/stock-view.ts). */
@@ -47,15 +48,21 @@ const EXTEND_FIELDS: Record<Exclude<Extend, 'all' | 'inventory'>, (keyof Product
 };
 
 /**
- * The full product as the API shows it: `id` from `_id`, dates as ISO strings, and each
- * variant's effective minAlertStock (its own, else the product's, else 5).
+ * The full product as the API shows it: `id` from `_id`, dates as ISO strings, each variant's
+ * effective minAlertStock (its own, else the product's, else 5), and each binding's syncStatus as
+ * it stands (a binding synced at an earlier version reads pending).
  */
 export function presentProduct(doc: ProductDoc): Record<string, unknown> {
   const { _id, version, createdAt, updatedAt, search: _search, lastEditBy: _edit, editedBy: _by, ...rest } = doc;
   return {
     id: _id.toHexString(),
     ...rest,
-    variants: doc.variants.map((v) => ({ ...v, minAlertStock: v.minAlertStock ?? doc.minAlertStock ?? 5 })),
+    bindings: withSyncStatus(doc.bindings, version),
+    variants: doc.variants.map((v) => ({
+      ...v,
+      ...(v.bindings ? { bindings: withSyncStatus(v.bindings, version) } : {}),
+      minAlertStock: v.minAlertStock ?? doc.minAlertStock ?? 5,
+    })),
     createdAt: createdAt.toISOString(),
     updatedAt: updatedAt.toISOString(),
   };

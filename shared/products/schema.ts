@@ -170,7 +170,16 @@ export const bindingSchema: JsonSchema = obj(
     },
     status: { type: 'string', enum: BINDING_STATES },
     desiredStatus: { type: 'string', enum: BINDING_STATES },
-    syncStatus: { type: 'string', enum: ['synced', 'pending', 'error'] },
+    syncStatus: {
+      type: 'string',
+      enum: ['synced', 'pending', 'error'],
+      description: 'synced is read as pending once the product is written after syncedVersion',
+    },
+    syncedVersion: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description: "the product's version the channel holds, as the last publication sent it",
+    },
     reservedStock: { type: 'number', minimum: 0, default: 0 },
     overrides: list({ type: 'object' }, { default: [] }),
     customValues: list({ type: 'object' }, { default: [] }),

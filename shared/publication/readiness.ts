@@ -2,6 +2,7 @@ import { Channels } from '../channels/channels';
 import { resolveChannelType } from '../channels/channel-types';
 import { AppError } from '../errors/catalog';
 import type { PageRequest } from '../paging';
+import { syncStatusOf } from '../products/sync-status';
 import { publicationChannel } from './channel-lookup';
 import type { PublicationContext } from './context';
 import { BLOCKING_PROBLEMS, INACTIVE_BINDING, publishProblems } from './publication';
@@ -12,6 +13,7 @@ interface Binding {
   handle: string;
   status?: string;
   syncStatus?: string;
+  syncedVersion?: number | null;
   lastError?: string | null;
   lastSyncedAt?: string | null;
 }
@@ -53,7 +55,8 @@ export async function validateSelection(
     // a publication skips it (CHANNEL_INACTIVE) unless it forces the update
     if (binding?.status && INACTIVE_BINDING.includes(binding.status))
       problems.push(`its binding to this channel is ${binding.status} (publish with options.forceUpdate to send it)`);
-    if (binding?.syncStatus === 'synced' && !problems.length) out.published.push({ ...entry, reasons: [] });
+    if (binding && syncStatusOf(binding, p.version) === 'synced' && !problems.length)
+      out.published.push({ ...entry, reasons: [] });
     else if (problems.some((x) => BLOCKING_PROBLEMS.includes(x))) out.rejected.push({ ...entry, reasons: problems });
     else if (problems.length) out.needs_review.push({ ...entry, reasons: problems });
     else out.ready.push({ ...entry, reasons: [] });
@@ -75,14 +78,16 @@ export async function pendingFeeds(c: PublicationContext, rawSku: string, destin
   const channels = new Channels(c.tenantDb, c.secretsKey);
   const feeds = [];
   for (const b of doc.bindings as unknown as Binding[]) {
+    const syncStatus = syncStatusOf(b, doc.version);
+    if (syncStatus === 'synced') continue;
     const channel = await channels.get(b.channelId);
-    if (!channel || resolveChannelType(channel.type)?.id !== type.id || b.syncStatus === 'synced') continue;
+    if (!channel || resolveChannelType(channel.type)?.id !== type.id) continue;
     feeds.push({
       channelId: b.channelId,
       channelName: channel.name,
       handle: b.handle,
       status: b.status ?? 'pending',
-      syncStatus: b.syncStatus ?? 'pending',
+      syncStatus: syncStatus ?? 'pending',
       lastError: b.lastError ?? null,
       lastSyncedAt: b.lastSyncedAt ?? null,
     });

@@ -7,6 +7,7 @@ import { countedSkus, productStock } from '../inventory/stock-view';
 import { pageWindow0 } from '../paging';
 import { products } from '../products/collections';
 import { presentListItem } from '../products/present';
+import { syncStatusOf } from '../products/sync-status';
 import { buildFilter } from '../products/query';
 import type { ProductDoc } from '../products/types';
 import { retailGroupChannel } from './channel-lookup';
@@ -51,14 +52,14 @@ export async function channelCatalog(c: PublicationContext, channelId: string, p
   const id = channel._id.toHexString();
   const ours = await c.tenantDb
     .collection(products)
-    .find(boundTo(id), { projection: { sku: 1, bindings: 1 } })
+    .find(boundTo(id), { projection: { sku: 1, bindings: 1, version: 1 } })
     .toArray();
   const byHandle = new Map<string, { sku: string; syncStatus: string }>();
   for (const p of ours as ProductDoc[]) {
     const b = (p.bindings as unknown as { channelId: string; handle: string; syncStatus?: string }[]).find(
       (x) => x.channelId === id,
     );
-    if (b) byHandle.set(String(b.handle), { sku: p.sku, syncStatus: b.syncStatus ?? 'pending' });
+    if (b) byHandle.set(String(b.handle), { sku: p.sku, syncStatus: syncStatusOf(b, p.version) ?? 'pending' });
   }
   return {
     products: list.map((item) => {
