@@ -25,6 +25,22 @@ const ROUND_SUPERSEDED = 'round-superseded-mid-attempt';
 const ROUND_KEPT_AT_FAIL = 'round-kept-at-fail';
 /** Patch: a recover or resend that arrives while a stopped endpoint's deliveries are failed is kept. */
 const RESENT_KEPT_AT_STOP = 'resent-kept-at-stop';
+/** Patch: a retry whose time has come goes before deliveries that arrived after it was due. */
+const DUE_RETRY_FIRST = 'due-retry-first';
+
+/**
+ * The delivery to attempt now: of those ready or due by the workflow's clock (Date.now() is the
+ * time of the workflow task, recorded in its history, so a replay picks the same), the one due
+ * earliest, the first queued on a tie. A retry due at 10:00:01 goes before an event that arrived
+ * at 10:00:02; were only `ready` ones taken, new events arriving faster than the endpoint
+ * answers would keep a due retry waiting for ever.
+ */
+function dueFirst(queue: Map<string, QueuedDelivery>): QueuedDelivery | undefined {
+  const now = Date.now();
+  let next: QueuedDelivery | undefined;
+  for (const q of queue.values()) if ((q.ready || q.dueAt <= now) && (!next || q.dueAt < next.dueAt)) next = q;
+  return next;
+}
 
 /**
  * Delivers one endpoint's events, one attempt at a time, earliest due first. A failed attempt is
@@ -63,9 +79,8 @@ export async function endpointDeliveriesWorkflow(input: EndpointDeliveryInput): 
       await condition(() => queue.size > 0, input.idleMs ?? IDLE_MS);
       if (queue.size === 0) return;
     }
-    // what is attempted is decided by events alone (a delivery arrived, its timer fired), never by
-    // comparing clocks, so a replay takes the same path whatever the recorded timestamps
-    const next = [...queue.values()].find((q) => q.ready);
+    // before the patch: the first ready one (a delivery arrived, or its timer fired)
+    const next = patched(DUE_RETRY_FIRST) ? dueFirst(queue) : [...queue.values()].find((q) => q.ready);
     if (!next) {
       const soonest = [...queue.values()].reduce((a, b) => (b.dueAt < a.dueAt ? b : a));
       const seen = arrived;
