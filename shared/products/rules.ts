@@ -237,7 +237,12 @@ function reservedSkuErrors(p: ProductInput): FieldError[] {
   ];
 }
 
-const blank = (text: string | undefined) => typeof text === 'string' && text.trim() === '';
+/**
+ * White space, control characters (Cc: U+0001) and format characters (Cf: zero-width space, soft
+ * hyphen, word joiner, the byte order mark): text made only of these shows nothing.
+ */
+const INVISIBLE = /^[\s\p{Cc}\p{Cf}]*$/u;
+const blank = (text: string | undefined) => typeof text === 'string' && INVISIBLE.test(text);
 
 /** `<list>.<i>.id` for each item whose id an earlier item already has. */
 function repeatedIds(items: { id?: string }[], list: string, what: string): FieldError[] {
