@@ -97,10 +97,9 @@ export function escapeRegex(text: string): string {
  */
 export function commaList(value: unknown): string[] | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  // a JSON array (a filter body) holds its values as they are (trimmed): only query text is split and unescaped
-  const parts = (Array.isArray(value) ? value.map((s) => String(s).trim()) : splitUnescaped(String(value))).filter(
-    Boolean,
-  );
+  // a JSON array (a filter body) holds its values as they are, as POST /products/query reads
+  // them (a brand "Acme " is not "Acme"): only query text is split, trimmed and unescaped
+  const parts = (Array.isArray(value) ? value.map(String) : splitUnescaped(String(value))).filter(Boolean);
   return parts.length ? parts : undefined;
 }
 
