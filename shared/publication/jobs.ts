@@ -47,8 +47,32 @@ export async function publicationJob(c: PublicationContext, jobId: string): Prom
  */
 export async function settlePublication(c: PublicationContext, job: JobRecord): Promise<JobRecord> {
   const settled = await c.jobs.settle(c.tenantDb, job);
-  if (settled.status === 'failed') await finishCategorization(c.tenantDb, settled._id);
-  return settled;
+  if (settled.status !== 'failed') return settled;
+  await finishCategorization(c.tenantDb, settled._id);
+  return settled.result == null ? recordItemCounts(c, settled) : settled;
+}
+
+/**
+ * A job whose workflow ended unrecorded has no counts of its own: its items say how far it got,
+ * so it reads processed and percent as far as that (not a finished job's 100 %).
+ */
+async function recordItemCounts(c: PublicationContext, job: JobRecord): Promise<JobRecord> {
+  const counts = await itemCounts(c, job._id);
+  const total = typeof job.input.count === 'number' ? job.input.count : counts.processed;
+  const result = { total, ...counts, percent: percentOf(counts.processed, total), cancelReason: null };
+  const written = await c.tenantDb
+    .collection(jobs)
+    .findOneAndUpdate({ _id: job._id, result: null }, { $set: { result } }, { returnDocument: 'after' });
+  return written ?? (await c.jobs.get(c.tenantDb, job._id)) ?? job;
+}
+
+/** A job's products with an outcome, by outcome. Counts of equalities on top-level fields: SQL answers them without reading a document. */
+async function itemCounts(c: PublicationContext, jobId: string) {
+  const items = c.tenantDb.collection(publicationItems);
+  const [published, failed, skipped] = await Promise.all(
+    (['published', 'failed', 'skipped'] as const).map((outcome) => items.countDocuments({ jobId, outcome })),
+  );
+  return { processed: published + failed + skipped, published, failed, skipped };
 }
 
 /**
@@ -67,16 +91,11 @@ async function presented(c: PublicationContext, job: JobRecord) {
 /**
  * The workflow counts a batch of 250 once it has ended; the products of the batch under way are
  * settled one by one (an item each), so the live counts are those items' when they are ahead.
- * Counts of equalities on top-level fields: SQL answers them without reading a document.
  */
 async function withSettled(c: PublicationContext, job: JobRecord, progress: PublicationProgress) {
-  const items = c.tenantDb.collection(publicationItems);
-  const [published, failed, skipped] = await Promise.all(
-    (['published', 'failed', 'skipped'] as const).map((outcome) => items.countDocuments({ jobId: job._id, outcome })),
-  );
-  const processed = published + failed + skipped;
-  if (processed <= progress.processed) return progress;
-  return { ...progress, processed, published, failed, skipped, percent: percentOf(processed, progress.total) };
+  const counts = await itemCounts(c, job._id);
+  if (counts.processed <= progress.processed) return progress;
+  return { ...progress, ...counts, percent: percentOf(counts.processed, progress.total) };
 }
 
 /**

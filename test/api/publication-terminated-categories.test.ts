@@ -84,7 +84,20 @@ test('a publication terminated by an operator after suggesting categories: its j
   await waitFor('job settled', async () => isFinished((await api.get(`/products/export/${jobId}`)).body.status), {
     timeoutMs: 30_000,
   });
-  expect((await api.get(`/products/export/${jobId}`)).body.status).toBe('failed');
+  // its counts are its items' (none: every send was held), not a finished job's 100 % (as before)
+  expect((await api.get(`/products/export/${jobId}`)).body).toMatchObject({
+    status: 'failed',
+    total: 30,
+    processed: 0,
+    published: 0,
+    percent: 0,
+  });
+  expect((await api.get('/products/export')).body.jobs.find((j: { jobId: string }) => j.jobId === jobId)).toMatchObject(
+    {
+      status: 'failed',
+      percent: 0,
+    },
+  );
   // what it suggested was written before the sends
   const withCategory = [];
   for (const it of items) {
