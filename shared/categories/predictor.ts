@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryAfterMs, signedHeaders, type ConnectorTarget } from '../channels/connector';
+import { CATEGORY_ID_MAX, CATEGORY_NAME_MAX, CATEGORY_PATH_MAX_DEPTH } from './assignment';
 
 /**
  * A channel's category predictor: given a title, the marketplace's ranked guesses of the category
@@ -105,6 +106,21 @@ function readGeneric(body: unknown): CategorySuggestion[] {
   });
 }
 
+/**
+ * Whether a suggestion is a category an assignment can hold (the limits of POST
+ * /products/marketplace-categories): one that is not would be refused if a client sent it back,
+ * and a publication would store it unchecked, so it is left out of the answer (an answer of only
+ * such suggestions is one we cannot use: an error, never an empty success).
+ */
+function assignable(s: CategorySuggestion): boolean {
+  return (
+    s.categoryId.length <= CATEGORY_ID_MAX &&
+    s.categoryName.length <= CATEGORY_NAME_MAX &&
+    (s.path === null ||
+      (s.path.length <= CATEGORY_PATH_MAX_DEPTH && s.path.every((level) => level.length <= CATEGORY_NAME_MAX)))
+  );
+}
+
 function urlOf(r: PredictRequest): string {
   const base = r.target.endpointUrl.replace(/\/+$/, '');
   const limit = String(r.limit);
@@ -184,6 +200,11 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
       throw unreadable('not JSON');
     }
     const suggestions = r.channelType === 'mercadolibre' ? readMercadoLibre(body) : readGeneric(body);
-    return suggestions.slice(0, r.limit);
+    const kept = suggestions.filter(assignable);
+    if (suggestions.length && !kept.length)
+      throw unreadable(
+        `no suggestion is a category an assignment can hold (an id of at most ${CATEGORY_ID_MAX} characters, a name of at most ${CATEGORY_NAME_MAX}, a path of at most ${CATEGORY_PATH_MAX_DEPTH} levels)`,
+      );
+    return kept.slice(0, r.limit);
   }
 }
