@@ -158,12 +158,17 @@ export class ChatClient {
     if ([400, 404, 413, 422].includes(status))
       return failure('INVALID_PROMPT', `The AI provider refused the request (${status})${said}`, false);
     if (status === 408) return failure('TIMEOUT', `The AI provider timed out (408)${said}`, true);
-    if (status >= 300 && status < 400)
+    if (status >= 300 && status < 400) {
+      // where it points says what AI_BASE_URL should be (a moved endpoint, http → https)
+      const location = headers.get('location')?.trim().slice(0, 300);
       return failure(
         'MODEL_ERROR',
-        `The AI provider answered a redirect (${status}), which is not followed: check AI_BASE_URL`,
+        this.redact(
+          `The AI provider answered a redirect (${status}${location ? ` to ${location}` : ''}), which is not followed: check AI_BASE_URL`,
+        ),
         false,
       );
+    }
     // 5xx is the provider's own trouble, 409 a conflict it asks to retry (as OpenAI's SDKs do)
     const retryable = status >= 500 || status === 409;
     return failure('MODEL_ERROR', `The AI provider failed (${status})${said}`, retryable);

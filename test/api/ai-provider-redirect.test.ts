@@ -108,4 +108,6 @@ test('a provider answering 307 to another host: the key and the product data are
   // and the answer of a host nobody configured is not written into the product (today: "Taken over")
   expect((await api.get(`/products/${made.body.id}`)).body.title.value).toBe('Cotton shirt');
   expect(res.status).toBe(207);
+  // the error names where the provider pointed, which tells what AI_BASE_URL should be
+  expect(JSON.stringify(res.body)).toContain(`redirect (307 to ${elsewhereUrl}/v1/chat/completions)`);
 });
