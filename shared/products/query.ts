@@ -98,8 +98,11 @@ export function escapeRegex(text: string): string {
 export function commaList(value: unknown): string[] | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   // a JSON array (a filter body) holds its values as they are, as POST /products/query reads
-  // them (a brand "Acme " is not "Acme"): only query text is split, trimmed and unescaped
-  const parts = (Array.isArray(value) ? value.map(String) : splitUnescaped(String(value))).filter(Boolean);
+  // them (a brand "Acme " is not "Acme"): only query text is split, trimmed and unescaped. A
+  // blank value names nothing, in either form.
+  const parts = (Array.isArray(value) ? value.map(String) : splitUnescaped(String(value))).filter(
+    (part) => part.trim() !== '',
+  );
   return parts.length ? parts : undefined;
 }
 
