@@ -107,6 +107,23 @@ export class CsvJobs {
         structuralErrors: [err.message],
       };
     }
+    // over a cap the import refuses the whole file (import.workflow.ts): say so, with its words,
+    // without planning rows none of which will be written. Rows count as the import counts them:
+    // every record, blank ones too.
+    const exceedsRowCap = parsed.records > ASYNC_LIMITS.maxRows;
+    const exceedsVariantCap = parsed.parsed.some((p) => p.rows.length > ASYNC_LIMITS.maxVariantsPerProduct);
+    if (exceedsRowCap || exceedsVariantCap)
+      return {
+        rows: parsed.rows,
+        validRows: 0,
+        invalidRows: [],
+        exceedsRowCap,
+        exceedsVariantCap,
+        structuralErrors: [
+          ...(exceedsRowCap ? [`the file has ${parsed.records} rows, over the cap`] : []),
+          ...(exceedsVariantCap ? ['a product has more rows (variants) than the cap'] : []),
+        ],
+      };
     // validation only: new products are checked as creations whatever createIfNotExists says
     const plans = await planImport(this.deps.tenantDb, parsed.parsed, {
       ...config,
@@ -120,8 +137,8 @@ export class CsvJobs {
       rows: parsed.rows,
       validRows: parsed.rows - byRow.size,
       invalidRows: [...byRow.values()],
-      exceedsRowCap: parsed.rows > ASYNC_LIMITS.maxRows,
-      exceedsVariantCap: parsed.parsed.some((p) => p.rows.length > ASYNC_LIMITS.maxVariantsPerProduct),
+      exceedsRowCap: false,
+      exceedsVariantCap: false,
       structuralErrors: [],
     };
   }

@@ -61,8 +61,9 @@ export async function readProductsFrom(
   input: Readable,
   layout: Layout,
   mappings?: Record<string, string>,
-): Promise<{ parsed: ParsedProduct[]; rows: number }> {
+): Promise<{ parsed: ParsedProduct[]; rows: number; records: number }> {
   const { records } = await parseCsvStream(input);
   const parsed = layout.parse(applyMappings(records, mappings));
-  return { parsed, rows: rowsOf(parsed) };
+  // records: every row the file holds, as the async import's row cap counts them (stage.ts)
+  return { parsed, rows: rowsOf(parsed), records: records.length };
 }

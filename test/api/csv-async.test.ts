@@ -97,6 +97,19 @@ test('upload-url: a presigned POST under the tenant prefix, 600 s, up to 25 MiB,
   expect(res.body.fields).toMatchObject({ key: res.body.s3Key, 'x-amz-server-side-encryption': 'AES256' });
 });
 
+// Before, validate counted only the rows that make products (1 here) against the row cap while
+// the import counts every record the file holds, so validate answered exceedsRowCap false for a
+// file the import then refused.
+test('validate counts the row cap as the import does (every record, blank ones too) and says the file is refused', async () => {
+  const content = `sku,title,price\n${sku()},Padded,5\n${',,\n'.repeat(100_000)}`;
+  const validation = await api.post('/products/bulk/csv/validate', { s3Key: await upload(content) });
+  expect(validation.body).toMatchObject({
+    exceedsRowCap: true,
+    validRows: 0,
+    structuralErrors: ['the file has 100001 rows, over the cap'],
+  });
+}, 120_000);
+
 test('validate, import as a job, poll to the end; a failed row is in the error report', async () => {
   const good = [sku(), sku(), sku()];
   const bad = sku();
