@@ -1,5 +1,5 @@
 import { defineRoutes, type InputRule } from '../route';
-import { createdId, tenantOf, type AppContext } from '../context';
+import { createdId, idempotencyKeyOf, tenantOf, type AppContext } from '../context';
 import { InventoryHandlers, presentHandler, type NewInventoryHandler } from '../../shared/inventory/handlers';
 import {
   bulkSetBody,
@@ -171,8 +171,8 @@ export const stockRoutes = defineRoutes([
   {
     method: 'post',
     path: '/inventory/bulk-update',
-    // each item's set is keyed by the request's key and its index, which replays it; the binding
-    // refuses another body under the key before any of it is applied
+    // each item's set is keyed by the key's binding (key and the time it was bound) and its index,
+    // which replays it; the binding refuses another body under the key before any of it is applied
     idempotency: 'bound',
     summary:
       'Set many balances: `items[{sku, stock, locationId?}]` (the default location when absent); a result per item, 207 when any failed',
@@ -211,7 +211,9 @@ export const stockRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const { items } = ctx.request.body as unknown as { items: BulkSetItem[] };
-      const result = await stock(ctx).bulkSet(items, ctx.get('idempotency-key') || undefined);
+      // the binding, not the raw key: the binding expires after 24 hours, the ledger's movements
+      // never do, so a key reused after its 24 hours must name new movements (a new request)
+      const result = await stock(ctx).bulkSet(items, idempotencyKeyOf(ctx));
       ctx.status = result.failed ? 207 : 200;
       ctx.body = result;
     },
