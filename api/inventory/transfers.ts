@@ -37,7 +37,8 @@ const createBody = {
         },
       },
     },
-    notes: { type: 'string', maxLength: 2000 },
+    // null is "no notes", as adjustments and counts take it and as a transfer answers it
+    notes: { type: ['string', 'null'], maxLength: 2000 },
   },
 };
 

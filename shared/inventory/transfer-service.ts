@@ -28,7 +28,7 @@ export interface NewTransfer {
   originId: string;
   destinationId: string;
   productsList: TransferLine[];
-  notes?: string;
+  notes?: string | null;
 }
 
 export interface TransferActionOptions {
