@@ -66,6 +66,7 @@ export const countRoutes = defineRoutes([
           'bad-request/missing-body, missing-name, missing-location, missing-type, invalid-type; bad-request (an unknown field, a text too long)',
       },
       404: { description: 'not-found/location' },
+      409: { description: 'conflict: the location is being deleted; retry' },
     },
     handler: async (ctx) => {
       const doc = await service(ctx).create(ctx.request.body as unknown as CreateCountInput, createdId(ctx, 'cnt'));

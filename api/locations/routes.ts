@@ -497,7 +497,10 @@ export const locationRoutes = defineRoutes([
         type: 'object',
         properties: { success: { type: 'boolean' }, message: { type: 'string' } },
       }),
-      400: { description: "bad-request/system-location, bad-request/can't-delete" },
+      400: {
+        description:
+          "bad-request/system-location, bad-request/can't-delete (stock, open orders, transfers not yet received or counts not yet completed there)",
+      },
       404: notFound404,
     },
     handler: async (ctx) => {

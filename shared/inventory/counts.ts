@@ -192,7 +192,21 @@ export class Counts {
       leaseUntil: null,
       summary: null,
     };
-    return (await this.col.insertOnce(doc)) ?? ({ ...doc, tenantId: this.tenantDb.tenantId } as CountDoc);
+    const earlier = await this.col.insertOnce(doc);
+    // read after the insert (a location's delete marks it before it looks for open counts): a
+    // count at a location deleted meanwhile could never be completed, so it is no count
+    if (!earlier) await this.keepOffDeleted(id, input.locationId);
+    return earlier ?? ({ ...doc, tenantId: this.tenantDb.tenantId } as CountDoc);
+  }
+
+  /** Drops a count just made at a location a delete took (404) or is still deciding on (409). */
+  private async keepOffDeleted(id: string, locationId: string): Promise<void> {
+    const standing = await new Locations(this.tenantDb).decidedStanding(locationId);
+    if (standing === 'ok') return;
+    await this.col.deleteById(id);
+    if (standing === 'gone')
+      throw new AppError(404, 'not-found/location', `No location ${locationId}`, { field: 'locationId' });
+    throw new AppError(409, 'conflict', `Location ${locationId} is being deleted; retry`, { field: 'locationId' });
   }
 
   async get(id: string): Promise<CountDoc> {

@@ -2,6 +2,7 @@ import type { TenantDb } from '../db/tenant-db';
 import { ObjectId } from 'mongodb';
 import { claimId, productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
+import { locations, systemLocationId } from '../locations/locations';
 import { stockLevels, type StockLevel } from './collections';
 
 export interface SkuStock {
@@ -9,11 +10,30 @@ export interface SkuStock {
   byLocation: { locationId: string; onHand: number }[];
 }
 
+/**
+ * The ids of the tenant's locations (the system one always). A balance at any other location is a
+ * deleted location's: a location is deleted only once its balances are 0, and those rows stay
+ * (their ledger movements name them), so the stock reads leave them out rather than show a
+ * location that is gone.
+ */
+export async function standingLocationIds(tenantDb: TenantDb): Promise<string[]> {
+  const docs = await tenantDb
+    .collection(locations)
+    .find({}, { projection: { _id: 1 } })
+    .toArray();
+  return [...new Set([systemLocationId(tenantDb.tenantId), ...docs.map((d) => d._id)])];
+}
+
+/** A balance filter on the location: that one when named (the caller checked it), else any that exists. */
+export async function levelsAt(tenantDb: TenantDb, locationId?: string | null) {
+  return { locationId: locationId ? locationId : { $in: await standingLocationIds(tenantDb) } };
+}
+
 /** The ledger balances of some SKUs, per SKU (SKUs without any balance are absent: 0). */
 export async function stockOf(tenantDb: TenantDb, skus: string[], locationId?: string): Promise<Map<string, SkuStock>> {
   const out = new Map<string, SkuStock>();
   if (!skus.length) return out;
-  const filter = { sku: { $in: [...new Set(skus)] }, ...(locationId ? { locationId } : {}) };
+  const filter = { sku: { $in: [...new Set(skus)] }, ...(await levelsAt(tenantDb, locationId)) };
   const levels = (await tenantDb
     .collection(stockLevels)
     .find(filter, { projection: { recent: 0 } })

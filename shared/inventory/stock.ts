@@ -9,7 +9,7 @@ import { assertManualEdit } from './handlers';
 import { Ledger } from './ledger';
 import { keepOffDeleted } from './off-deleted';
 import { knownSku } from './skus';
-import { calculatedAmong } from './stock-view';
+import { calculatedAmong, levelsAt, standingLocationIds } from './stock-view';
 import { reused } from '../idempotency/keys';
 
 export function presentLevel(l: StockLevel) {
@@ -61,11 +61,16 @@ export class Stock {
     return this.tenantDb.collection(stockLevels);
   }
 
-  /** Balances (one per SKU and location), of one SKU or location when given, by SKU then location. */
+  /**
+   * Balances (one per SKU and location), of one SKU or location when given, by SKU then location;
+   * none at a deleted location (standingLocationIds).
+   */
   async balances(q: PageRequest & { sku?: string; locationId?: string }) {
+    const standing = await standingLocationIds(this.tenantDb);
+    const named = q.locationId?.trim();
     const filter = {
       ...(q.sku?.trim() ? { sku: q.sku.trim().toUpperCase() } : {}),
-      ...(q.locationId?.trim() ? { locationId: q.locationId.trim() } : {}),
+      locationId: { $in: named ? standing.filter((id) => id === named) : standing },
     };
     const [rows, totalCount] = await Promise.all([
       this.levels
@@ -95,7 +100,9 @@ export class Stock {
 
   /** Per SKU: the total and the balance at each location (a calculated bundle's as withCalculated). */
   async totals(page: PageRequest): Promise<{ items: (SkuTotal & { calculated?: true })[]; totalCount: number }> {
-    const all = totalsBySku((await this.levels.find({}, { projection: { recent: 0 } }).toArray()) as StockLevel[]);
+    const all = totalsBySku(
+      (await this.levels.find(await levelsAt(this.tenantDb), { projection: { recent: 0 } }).toArray()) as StockLevel[],
+    );
     const items = slicePage(all, page);
     const calculated = await calculatedAmong(
       this.tenantDb,
@@ -116,7 +123,7 @@ export class Stock {
     const owner = (await new Catalog(this.tenantDb).skuOwner(sku))!;
     // a calculated bundle shows what its components make up (see stock-view.ts), marked as such
     const calculated = (await calculatedAmong(this.tenantDb, [sku])).get(sku);
-    const [entry] = calculated ? [calculated] : totalsBySku(await new Ledger(this.tenantDb).balancesOf(sku));
+    const [entry] = calculated ? [calculated] : totalsBySku(await this.standingBalancesOf(sku));
     return {
       sku,
       productId: owner.productId,
@@ -125,6 +132,16 @@ export class Stock {
       byLocation: entry?.byLocation ?? [],
       ...(calculated ? { calculated: true } : {}),
     };
+  }
+
+  /** A SKU's balances at the locations that exist (a deleted location's 0 rows are not shown). */
+  private async standingBalancesOf(sku: string): Promise<StockLevel[]> {
+    const [levels, standing] = await Promise.all([
+      new Ledger(this.tenantDb).balancesOf(sku),
+      standingLocationIds(this.tenantDb),
+    ]);
+    const ids = new Set(standing);
+    return levels.filter((l) => ids.has(l.locationId));
   }
 
   /** The balances held at one location of the tenant (404 not-found/location otherwise). */

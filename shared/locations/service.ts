@@ -3,6 +3,7 @@ import { defineCollection } from '../db/collection';
 import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { materialStock } from '../materials/collections';
+import { counts } from '../inventory/counts';
 import { transfers } from '../inventory/transfers';
 import { orders } from '../orders/collections';
 import { AppError } from '../errors/catalog';
@@ -339,7 +340,7 @@ export class LocationService {
     return doc;
   }
 
-  /** Refuses (400 can't-delete) while stock, open transfers or open orders are at the location. */
+  /** Refuses (400 can't-delete) while stock, open transfers, open counts or open orders are at the location. */
   private async refuseIfHeld(id: string): Promise<void> {
     const stock = this.tenantDb.collection(stockLevelsRead);
     // an oversold (negative) balance is held too: deleted with the location, no PUT could clear it
@@ -378,6 +379,18 @@ export class LocationService {
       throw locationErrors.cantDelete(
         `Location ${id} is the origin or destination of transfers not yet received (${open.map((t) => t._id).join(', ')}); receive or cancel them first`,
         { openTransfers: open.map((t) => t._id) },
+      );
+    // a count not yet completed corrects stock here when it completes: with the location gone it
+    // could never complete (counts have no cancel), so it holds the location as a transfer does
+    const openCounts = await this.tenantDb
+      .collection(counts)
+      .find({ locationId: id, status: { $in: ['open', 'completing'] } }, { projection: { _id: 1 } })
+      .limit(5)
+      .toArray();
+    if (openCounts.length)
+      throw locationErrors.cantDelete(
+        `Location ${id} has counts not yet completed (${openCounts.map((c) => c._id).join(', ')}); complete them first`,
+        { openCounts: openCounts.map((c) => c._id) },
       );
     // an order that may still take stock here (pending) or give it back (accepted, preparing, or
     // cancelled with its stock not yet returned)
