@@ -3,6 +3,7 @@ import { Locations, locations } from '../locations/locations';
 import { badRequest } from './adjustments';
 import { stockLevels, stockMovements, type StockLevel, type StockMovement } from './collections';
 import { DEFAULT_MIN_ALERT_STOCK, Lots, roundMoney, skuFacts, type SkuFacts } from './lots';
+import { calculatedAmong, levelsAt } from './stock-view';
 
 /**
  * Inventory statistics and synchronous reports, read from the ledger's balances and movements and
@@ -12,6 +13,12 @@ import { DEFAULT_MIN_ALERT_STOCK, Lots, roundMoney, skuFacts, type SkuFacts } fr
  * names one), over the SKUs that have a balance somewhere (the stock-tracked ones):
  * out of stock when the total on hand is 0, low stock when it is above 0 and at most the SKU's
  * minAlertStock (the variant's, else the product's, else 5).
+ *
+ * The reports show the stock the stock reads show (GET /inventory/items/{sku}): no balance of a
+ * SKU no longer in the catalog (a deleted product's 0 rows) or at a deleted location, and a
+ * calculated bundle's SKUs by what their components make up (stock-view.ts), never by the hidden
+ * balance of their own. The units totals count the units held: a calculated bundle's units are its
+ * components', counted once, under them.
  */
 export const REPORT_TYPES = ['stock-levels', 'low-stock', 'out-of-stock', 'valuation', 'movements'] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];
@@ -55,16 +62,32 @@ export function stockStatus(onHand: number, minAlertStock: number): StockStatus 
   return onHand <= minAlertStock ? 'low-stock' : 'in-stock';
 }
 
+/** A balance as the reports show it (`Reports.shown`). */
+interface ShownLevel {
+  sku: string;
+  locationId: string;
+  onHand: number;
+  updatedAt: Date | null;
+  /** A calculated bundle's SKU: what its components make up there. */
+  calculated?: true;
+}
+
 interface SkuTotal {
   sku: string;
   onHand: number;
   locations: { locationId: string; onHand: number }[];
+  calculated?: true;
 }
 
-function totalsBySku(levels: StockLevel[]): SkuTotal[] {
+function totalsBySku(levels: ShownLevel[]): SkuTotal[] {
   const by = new Map<string, SkuTotal>();
   for (const l of levels) {
-    const t = by.get(l.sku) ?? { sku: l.sku, onHand: 0, locations: [] };
+    const t = by.get(l.sku) ?? {
+      sku: l.sku,
+      onHand: 0,
+      locations: [],
+      ...(l.calculated ? { calculated: l.calculated } : {}),
+    };
     t.onHand += l.onHand;
     t.locations.push({ locationId: l.locationId, onHand: l.onHand });
     by.set(l.sku, t);
@@ -72,7 +95,11 @@ function totalsBySku(levels: StockLevel[]): SkuTotal[] {
   return [...by.values()].sort((a, b) => a.sku.localeCompare(b.sku));
 }
 
-const bySkuThenLocation = (a: StockLevel, b: StockLevel) =>
+/** Units held: a calculated bundle's rows are its components' units again. */
+const heldUnits = (rows: { onHand: number; calculated?: true }[]) =>
+  rows.reduce((s, r) => s + (r.calculated ? 0 : r.onHand), 0);
+
+const bySkuThenLocation = (a: ShownLevel, b: ShownLevel) =>
   a.sku.localeCompare(b.sku) || a.locationId.localeCompare(b.locationId);
 
 function describe(facts: Map<string, SkuFacts>, sku: string) {
@@ -87,31 +114,62 @@ function describe(facts: Map<string, SkuFacts>, sku: string) {
 export class Reports {
   constructor(private readonly tenantDb: TenantDb) {}
 
+  /** The ledger's balances in the scope, at locations that exist (a deleted location's are 0 rows). */
   private async levels(locationId: string | null): Promise<StockLevel[]> {
     const docs = await this.tenantDb
       .collection(stockLevels)
-      .find(locationId ? { locationId } : {}, { projection: { recent: 0 } })
+      .find(await levelsAt(this.tenantDb, locationId), { projection: { recent: 0 } })
       .toArray();
     return (docs as StockLevel[]).sort(bySkuThenLocation);
+  }
+
+  /**
+   * The balances in the scope as the stock reads show them, by SKU then location, with the
+   * catalog's facts of their SKUs: a SKU the catalog no longer has is left out (its product was
+   * deleted, which needed its balances at 0); a calculated bundle's SKU shows, at each location
+   * where it has a balance or its components make some up, what they make up there.
+   */
+  private async shown(locationId: string | null): Promise<{ rows: ShownLevel[]; facts: Map<string, SkuFacts> }> {
+    const levels = await this.levels(locationId);
+    const skus = [...new Set(levels.map((l) => l.sku))];
+    const [facts, calculated] = await Promise.all([
+      skuFacts(this.tenantDb, skus),
+      calculatedAmong(this.tenantDb, skus, locationId ?? undefined),
+    ]);
+    const rows: ShownLevel[] = levels
+      .filter((l) => facts.has(l.sku) && !calculated.has(l.sku))
+      .map((l) => ({ sku: l.sku, locationId: l.locationId, onHand: l.onHand, updatedAt: l.updatedAt }));
+    for (const [sku, made] of calculated) {
+      if (!facts.has(sku)) continue;
+      const places = new Set([
+        ...levels.filter((l) => l.sku === sku).map((l) => l.locationId),
+        ...made.byLocation.map((b) => b.locationId),
+      ]);
+      for (const at of places)
+        rows.push({
+          sku,
+          locationId: at,
+          onHand: made.byLocation.find((b) => b.locationId === at)?.onHand ?? 0,
+          updatedAt: null,
+          calculated: true,
+        });
+    }
+    return { rows: rows.sort(bySkuThenLocation), facts };
   }
 
   /** `{totalSkus, totalUnits, locations, lowStock, outOfStock}` over the whole tenant. */
   async stats() {
     // the system location is made on first use: counted as the locations list counts it
     await new Locations(this.tenantDb).systemRaw();
-    const [levels, locationCount] = await Promise.all([
-      this.levels(null),
+    const [{ rows, facts }, locationCount] = await Promise.all([
+      this.shown(null),
       this.tenantDb.collection(locations).countDocuments({}),
     ]);
-    const totals = totalsBySku(levels);
-    const facts = await skuFacts(
-      this.tenantDb,
-      totals.map((t) => t.sku),
-    );
+    const totals = totalsBySku(rows);
     const statuses = totals.map((t) => stockStatus(t.onHand, describe(facts, t.sku).minAlertStock));
     return {
       totalSkus: totals.length,
-      totalUnits: levels.reduce((s, l) => s + l.onHand, 0),
+      totalUnits: heldUnits(rows),
       locations: locationCount,
       lowStock: statuses.filter((s) => s === 'low-stock').length,
       outOfStock: statuses.filter((s) => s === 'out-of-stock').length,
@@ -144,11 +202,7 @@ export class Reports {
 
   /** One row per balance (SKU × location). */
   private async stockLevels(locationId: string | null) {
-    const levels = await this.levels(locationId);
-    const facts = await skuFacts(
-      this.tenantDb,
-      levels.map((l) => l.sku),
-    );
+    const { rows: levels, facts } = await this.shown(locationId);
     const rows = levels.map((l) => {
       const d = describe(facts, l.sku);
       return {
@@ -160,6 +214,7 @@ export class Reports {
         minAlertStock: d.minAlertStock,
         status: stockStatus(l.onHand, d.minAlertStock),
         updatedAt: l.updatedAt,
+        ...(l.calculated ? { calculated: l.calculated } : {}),
       };
     });
     return {
@@ -167,18 +222,15 @@ export class Reports {
       totals: {
         rows: rows.length,
         skus: new Set(levels.map((l) => l.sku)).size,
-        units: levels.reduce((s, l) => s + l.onHand, 0),
+        units: heldUnits(levels),
       },
     };
   }
 
   /** One row per SKU of that status over the scope, with its balance at each location. */
   private async byStatus(locationId: string | null, status: 'low-stock' | 'out-of-stock') {
-    const totals = totalsBySku(await this.levels(locationId));
-    const facts = await skuFacts(
-      this.tenantDb,
-      totals.map((t) => t.sku),
-    );
+    const { rows: levels, facts } = await this.shown(locationId);
+    const totals = totalsBySku(levels);
     const rows = totals.flatMap((t) => {
       const d = describe(facts, t.sku);
       if (stockStatus(t.onHand, d.minAlertStock) !== status) return [];
@@ -191,6 +243,7 @@ export class Reports {
           minAlertStock: d.minAlertStock,
           shortfall: Math.max(0, d.minAlertStock - t.onHand),
           locations: t.locations,
+          ...(t.calculated ? { calculated: t.calculated } : {}),
         },
       ];
     });
@@ -198,7 +251,7 @@ export class Reports {
       rows,
       totals: {
         skus: rows.length,
-        units: rows.reduce((s, r) => s + r.onHand, 0),
+        units: heldUnits(rows),
         shortfall: rows.reduce((s, r) => s + r.shortfall, 0),
       },
     };
@@ -207,10 +260,12 @@ export class Reports {
   /**
    * Average-cost valuation, one row per balance with stock: on hand × the weighted average cost
    * of the receipts (lots) of that SKU at that location; a balance with no receipt is valued at
-   * the catalog's current cost.
+   * the catalog's current cost. Only stock held is valued: a calculated bundle's SKUs hold none
+   * (what they make up is their components' stock, valued under them).
    */
   private async valuation(locationId: string | null) {
-    const levels = (await this.levels(locationId)).filter((l) => l.onHand > 0);
+    const shown = await this.shown(locationId);
+    const levels = shown.rows.filter((l) => !l.calculated && l.onHand > 0);
     const receiptDocs = await this.tenantDb
       .collection(stockMovements)
       .find(Lots.receiptFilter(locationId ? { locationId } : {}), { sort: { createdAt: 1, _id: 1 } })
@@ -224,10 +279,7 @@ export class Reports {
       b.cost += r.quantity * r.costPerUnit;
       basis.set(k, b);
     }
-    const facts = await skuFacts(
-      this.tenantDb,
-      levels.map((l) => l.sku),
-    );
+    const facts = shown.facts;
     const rows = levels.map((l) => {
       const b = basis.get(`${l.locationId}\u0000${l.sku}`);
       const unitCost = b && b.units > 0 ? b.cost / b.units : (facts.get(l.sku)?.cost ?? 0);
