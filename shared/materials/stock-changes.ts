@@ -318,7 +318,9 @@ export function applyTransfer(
       const take = Math.min(lot.quantity, left);
       lot.quantity -= take;
       left -= take;
-      const there = to.lots.find((l) => l.lotNumber === lot.lotNumber);
+      // a lot of the same number there joins it only on the same terms: a number received again
+      // after its lot left the document may stand for another cost or expiry at the destination
+      const there = to.lots.find((l) => l.lotNumber === lot.lotNumber && sameLotTerms(l, lot));
       if (there) there.quantity += take;
       else to.lots.push({ ...lot, quantity: take });
       lots.push({ lotNumber: lot.lotNumber, quantity: fromMinor(take, facts.precision), costPerUnit: lot.costPerUnit });
@@ -458,17 +460,20 @@ export function applyReturn(
   if (facts.kind === 'material') {
     for (const l of consumed.lots) {
       const minor = Math.round(l.quantity * 10 ** facts.precision);
-      const there = loc.lots.find((x) => x.lotNumber === l.lotNumber);
+      const back = {
+        lotNumber: l.lotNumber,
+        quantity: minor,
+        costPerUnit: l.costPerUnit,
+        currency: l.currency ?? facts.currency,
+        receivedDate: l.receivedDate ? new Date(l.receivedDate) : now,
+        expirationDate: l.expirationDate ? new Date(l.expirationDate) : null,
+      };
+      // back into its lot only where that lot still has its terms: the number may have been
+      // received again since (its old lot pruned) at another cost or expiry, and merged the
+      // returned units would take that lot's cost; otherwise it is restored as a lot of its own
+      const there = loc.lots.find((x) => x.lotNumber === l.lotNumber && sameLotTerms(x, back));
       if (there) there.quantity += minor;
-      else
-        loc.lots.push({
-          lotNumber: l.lotNumber,
-          quantity: minor,
-          costPerUnit: l.costPerUnit,
-          currency: l.currency ?? facts.currency,
-          receivedDate: l.receivedDate ? new Date(l.receivedDate) : now,
-          expirationDate: l.expirationDate ? new Date(l.expirationDate) : null,
-        });
+      else loc.lots.push(back);
     }
     next.costing = {
       currentCost: currentCostOf(next, facts, now),
