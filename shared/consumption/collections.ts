@@ -66,6 +66,11 @@ export interface ConsumptionDoc {
   plan: ConsumptionPlan;
   consumed: ConsumedSku[] | null;
   shortfalls: Shortfall[] | null;
+  /**
+   * SKUs of the plan whose record was deleted before their stock could be put back (returned or
+   * failed): nothing of theirs went back. Absent when everything went back.
+   */
+  notReturned?: string[];
   /** What the caller wants back with a replay (the BOM run's answer fields). */
   meta: Record<string, unknown>;
   actor: string;

@@ -3,6 +3,7 @@ import { isDuplicateKeyError } from '../db/duplicate-key';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import type { StockKind } from '../materials/collections';
+import { RecordNotFound } from '../materials/records';
 import { StockStore, type Applied, type Seed } from '../materials/stock';
 import {
   TAKEN,
@@ -209,24 +210,38 @@ export class ConsumptionEngine {
     );
   }
 
-  /** Puts back (or voids) every movement of the attempt, then marks the consumption `to`. */
+  /**
+   * Puts back (or voids) every movement of the attempt, then marks the consumption `to`. A SKU
+   * whose record was deleted since (its stock had to be 0, so nothing of it is held anywhere) has
+   * nothing to go back into: it is skipped, and named in `notReturned`, rather than keeping the
+   * rest (an order's cancel) from ever finishing.
+   */
   private async putBack(doc: ConsumptionDoc, to: 'failed' | 'returned'): Promise<void> {
     const consumption = { id: doc.consumptionId, reference: doc.reference };
-    await Promise.all(
+    const gone = await Promise.all(
       perSku(doc.plan).map((l) =>
-        this.store(l.kind).giveBack(l.sku, {
-          actor: this.actor,
-          reason: doc.reference ? `${doc.reference.type} ${doc.reference.id}` : undefined,
-          consumedId: movementIdOf(doc.consumptionId, doc.attempt, l.sku, 'take'),
-          returnId: movementIdOf(doc.consumptionId, doc.attempt, l.sku, 'return'),
-          consumption,
-        }),
+        this.store(l.kind)
+          .giveBack(l.sku, {
+            actor: this.actor,
+            reason: doc.reference ? `${doc.reference.type} ${doc.reference.id}` : undefined,
+            consumedId: movementIdOf(doc.consumptionId, doc.attempt, l.sku, 'take'),
+            returnId: movementIdOf(doc.consumptionId, doc.attempt, l.sku, 'return'),
+            consumption,
+          })
+          .then(
+            () => [],
+            (err: unknown) => {
+              if (err instanceof RecordNotFound) return [l.sku];
+              throw err;
+            },
+          ),
       ),
     );
+    const notReturned = gone.flat();
     const from: ConsumptionStatus = to === 'failed' ? 'failing' : 'returning';
     await this.col.updateOne(
       { _id: doc._id, status: from, attempt: doc.attempt },
-      { $set: { status: to, updatedAt: new Date() } },
+      { $set: { status: to, updatedAt: new Date(), ...(notReturned.length ? { notReturned } : {}) } },
     );
   }
 

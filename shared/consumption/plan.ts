@@ -11,16 +11,19 @@ import type { PlannedLine, Shortfall } from './collections';
 
 /**
  * A requirement no stock can hold (a tiny yield, a huge quantity: beyond 15 digits it is not even
- * exact, and past 1e308 it is Infinity) is the request's fault: 400 naming the quantity.
+ * exact, and past 1e308 it is Infinity): to a BOM run the request's fault, 400 naming the quantity.
+ * It carries the shortfall it is too, so that a caller whose contract calls it a shortage (an
+ * order's acceptance: 409 orders:insufficient_stock) can answer that instead.
  */
-function keepable(steps: number, sku: string): void {
-  if (!(steps <= MAX_MINOR))
-    throw new AppError(
+export class BeyondAnyStock extends AppError {
+  constructor(readonly shortfall: Shortfall) {
+    super(
       400,
       'bad-request',
-      `quantity needs more of ${sku} than a stock can hold (more than ${MAX_MINOR} of its smallest unit); produce less at a time`,
+      `quantity needs more of ${shortfall.materialSku} than a stock can hold (more than ${MAX_MINOR} of its smallest unit); produce less at a time`,
       { parameter: 'quantity', field: 'quantity' },
     );
+  }
 }
 
 /** A bill of materials as stored on a product (shared/products/schema.ts). */
@@ -64,6 +67,13 @@ export interface PlanInput {
    * optional component is left out when what they leave cannot cover it.
    */
   takenBefore?: ReadonlyMap<string, number>;
+  /**
+   * Which needs to plan (default all): 'required' the required components and the modifiers'
+   * materials, 'optional' the optional components only. An order plans the required needs of all
+   * its lines before any line's optional parts, so that one line's optional part gives way to
+   * another line's required need as it does within one BOM.
+   */
+  parts?: 'all' | 'required' | 'optional';
 }
 
 /** One need of the product, as the check and the BOM run's answer show it. */
@@ -146,6 +156,20 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
   };
   const left = new Map<string, number>();
   const leftOf = (sku: string) => left.get(sku) ?? availableOf(sku) - (input.takenBefore?.get(sku) ?? 0);
+  const keepable = (steps: number, record: StockRecord) => {
+    if (steps <= MAX_MINOR) return;
+    const base = unitsOf(record).base;
+    const required = fromMinor(steps, base.precision);
+    const available = fromMinor(availableOf(record.sku), base.precision);
+    throw new BeyondAnyStock({
+      materialSku: record.sku,
+      required,
+      available,
+      unit: base.code,
+      error: `Not enough ${record.sku} at ${input.locationId}: ${available} ${base.code} available, ${required} ${base.code} required (more than a stock can hold)`,
+    });
+  };
+  const parts = input.parts ?? 'all';
   const lines: PlannedLine[] = [];
   const demands: Demand[] = [];
   const needs = new Map<string, number>();
@@ -190,13 +214,13 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
       wastagePercent: bom!.wastagePercent ?? 0,
       precision,
     });
-    keepable(need, record.sku);
+    keepable(need, record);
     const required = c.required !== false;
     const demand: Demand = { materialSku: record.sku, source: 'bom', ...show(record, need), required };
     bomDemands[i] = demand;
     if (need <= 0) return;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
-    keepable(needs.get(record.sku)!, record.sku);
+    keepable(needs.get(record.sku)!, record);
     const have = Math.max(0, leftOf(record.sku));
     if (required || have >= need) wanted.push(lineOf(record, need, 'component'));
     if (have >= need) {
@@ -226,26 +250,26 @@ export async function planConsumption(tenantDb: TenantDb, input: PlanInput): Pro
     decidedOnShortage = true;
     demand.substitute = { materialSku: substitute.sub.sku, ...show(substitute.sub, substitute.steps) };
   };
-  for (const x of components) if (x.c.required !== false) planComponent(x);
+  if (parts !== 'optional') for (const x of components) if (x.c.required !== false) planComponent(x);
 
   const modifierDemands: Demand[] = [];
-  for (const [i, m] of input.modifierMaterials.entries()) {
+  for (const [i, m] of parts === 'optional' ? [] : input.modifierMaterials.entries()) {
     const where = `selectedModifiers materials.${i}`;
     const record = records.get(m.sku.toUpperCase());
     if (!record) throw unknownSku(m.sku, where);
     const factor = unitOf(record, m.unit, where);
     const need = modifierSteps(m.quantity, factor, m.times, unitsOf(record).base.precision, input.quantity);
-    keepable(need, record.sku);
+    keepable(need, record);
     modifierDemands.push({ materialSku: record.sku, source: 'modifier', ...show(record, need), required: true });
     if (need <= 0) continue;
     needs.set(record.sku, (needs.get(record.sku) ?? 0) + need);
-    keepable(needs.get(record.sku)!, record.sku);
+    keepable(needs.get(record.sku)!, record);
     wanted.push(lineOf(record, need, 'modifier'));
     if (Math.max(0, leftOf(record.sku)) >= need) take(record, need, 'modifier');
     else short.add(record.sku);
   }
-  for (const x of components) if (x.c.required === false) planComponent(x);
-  demands.push(...bomDemands, ...modifierDemands);
+  if (parts !== 'required') for (const x of components) if (x.c.required === false) planComponent(x);
+  demands.push(...bomDemands.filter(Boolean), ...modifierDemands);
 
   const bySku = new Map<string, { record: StockRecord; required: number; available: number }>();
   for (const l of lines) {

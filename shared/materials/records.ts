@@ -25,8 +25,18 @@ const PATHS: Record<StockKind, string> = { material: '/products/materials', supp
 /** SKUs whose record path is a route of its own (`GET /products/materials/alerts`). */
 const RESERVED_SKUS = ['ALERTS'];
 
+/** The material or supply a SKU names does not exist (never did, or was deleted). */
+export class RecordNotFound extends AppError {
+  constructor(
+    readonly kind: StockKind,
+    readonly sku: string,
+  ) {
+    super(404, 'not-found', `${KIND_LABEL[kind]} ${sku} not found`, { field: 'sku' });
+  }
+}
+
 export function recordNotFound(kind: StockKind, sku: string): AppError {
-  return new AppError(404, 'not-found', `${KIND_LABEL[kind]} ${sku} not found`, { field: 'sku' });
+  return new RecordNotFound(kind, sku);
 }
 
 function invalid(field: string, message: string, details?: Record<string, unknown>): AppError {

@@ -585,7 +585,8 @@ export class StockStore {
 
   /**
    * Puts back what the consumption movement `consumedId` took, once (`returnId`); when it never
-   * applied, records the return as a void so that it never will.
+   * applied, records the return as a void so that it never will. 404 (RecordNotFound) when the
+   * record it was taken from has been deleted since: there is no stock to put it back into.
    */
   async giveBack(
     rawSku: string,
@@ -598,6 +599,10 @@ export class StockStore {
       true,
       (doc, facts, record, seen) => {
         const consumed = seen(req.consumedId);
+        // taken from a record since deleted (this one is a record created again under its SKU):
+        // that stock went with the delete, and is not the new record's to receive
+        if (consumed && new Date(consumed.at).getTime() < record.createdAt.getTime())
+          throw recordNotFound(this.kind, sku);
         const movement = this.movementBase(
           record,
           facts,

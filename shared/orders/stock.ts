@@ -1,13 +1,13 @@
 import { ObjectId } from 'mongodb';
 import { ConsumptionEngine, ConsumptionRefused } from '../consumption/engine';
 import type { ConsumptionPlan, PlannedLine, Shortfall } from '../consumption/collections';
-import { planConsumption, type StoredBom } from '../consumption/plan';
+import { BeyondAnyStock, planConsumption, type PlanInput, type StoredBom } from '../consumption/plan';
 import type { TenantDb } from '../db/tenant-db';
 import { AppError } from '../errors/catalog';
 import { Ledger } from '../inventory/ledger';
 import { holdsNoStock, isCalculatedBundle } from '../inventory/stock-view';
 import { Locations } from '../locations/locations';
-import { fromMinor } from '../materials/quantity';
+import { fromMinor, MAX_MINOR } from '../materials/quantity';
 import { productSkus, products } from '../products/collections';
 import type { ProductDoc } from '../products/types';
 import { orders, type OrderDoc, type OrderEvent, type OrderStockEffects, type SaleLine } from './collections';
@@ -106,9 +106,8 @@ export class OrderStock {
     const stockless = (sku: string, product: ProductDoc) => holdsNoStock(product, sku);
 
     const sales: SaleLine[] = [];
-    const lines: PlannedLine[] = [];
-    // the lines share the location's stock: each plans on what the ones before it leave
-    const takenBefore = new Map<string, number>();
+    /** Each line's materials to plan: an on-sale BOM and the selected modifiers' materials. */
+    const consuming: { index: number; input: Omit<PlanInput, 'locationId' | 'allowSubstitutes'> }[] = [];
     for (const [i, item] of order.items.entries()) {
       beat();
       const product = productOf(item.sku);
@@ -139,17 +138,12 @@ export class OrderStock {
         m.inventoryConsumption.map((c) => ({ ...c, times: 1 })),
       );
       if (bom?.consumptionMode !== 'on_sale' && !modifierMaterials.length) continue;
-      const plan = await planConsumption(this.tenantDb, {
-        bom: bom?.consumptionMode === 'on_sale' ? bom : null,
-        modifierMaterials,
-        quantity: item.quantity,
-        locationId,
-        allowSubstitutes: false,
-        takenBefore,
+      consuming.push({
+        index: i,
+        input: { bom: bom?.consumptionMode === 'on_sale' ? bom : null, modifierMaterials, quantity: item.quantity },
       });
-      lines.push(...plan.wanted);
-      for (const l of plan.wanted) takenBefore.set(l.sku, (takenBefore.get(l.sku) ?? 0) + l.minor);
     }
+    const { lines, beyond } = await this.plannedMaterials(consuming, locationId, beat);
 
     const ledger = new Ledger(this.tenantDb);
     const wanted = new Map<string, number>();
@@ -159,7 +153,14 @@ export class OrderStock {
         [...wanted].map(async ([sku, required]) => ({ sku, required, onHand: await ledger.onHand(sku, locationId) })),
       )
     ).filter((p) => p.onHand < p.required);
-    const shortMaterials = await this.materialShortfalls(lines, locationId);
+    const beyondSkus = new Set(beyond.map((b) => b.materialSku));
+    const shortMaterials = [
+      ...beyond,
+      ...(await this.materialShortfalls(
+        lines.filter((l) => !beyondSkus.has(l.sku)),
+        locationId,
+      )),
+    ];
     if (shortProducts.length || shortMaterials.length) throw insufficient(orderId, shortProducts, shortMaterials);
     const consumptionId = lines.length ? `order:${orderId}:${runId}` : null;
     return { locationId, sales, consumption: lines.length ? { locationId, lines } : null, consumptionId };
@@ -183,6 +184,48 @@ export class OrderStock {
       : [];
   }
 
+  /**
+   * What the lines' materials take, as one consumption. The lines share the location's stock and,
+   * as within one BOM, the required needs (required components and modifiers' materials) of every
+   * line are planned before any line's optional components: an optional part is left out when
+   * what the required needs and the optional parts of earlier lines leave cannot cover it, never
+   * a later line's required need. A need no stock can hold (BeyondAnyStock, a BOM run's 400) is
+   * to an order a shortage of its material: `beyond` names it, and the other lines plan on.
+   */
+  private async plannedMaterials(
+    consuming: { index: number; input: Omit<PlanInput, 'locationId' | 'allowSubstitutes'> }[],
+    locationId: string,
+    beat: () => void,
+  ): Promise<{ lines: PlannedLine[]; beyond: Shortfall[] }> {
+    const takenBefore = new Map<string, number>();
+    const byLine = new Map<number, PlannedLine[]>();
+    const beyond = new Map<string, Shortfall>();
+    for (const parts of ['required', 'optional'] as const)
+      for (const { index, input } of consuming) {
+        beat();
+        const optional = input.bom?.components.some((c) => c.required === false) ?? false;
+        const required =
+          input.modifierMaterials.length > 0 || !!input.bom?.components.some((c) => c.required !== false);
+        if (!(parts === 'optional' ? optional : required)) continue;
+        try {
+          const plan = await planConsumption(this.tenantDb, {
+            ...input,
+            locationId,
+            allowSubstitutes: false,
+            takenBefore,
+            parts,
+          });
+          byLine.set(index, [...(byLine.get(index) ?? []), ...plan.wanted]);
+          for (const l of plan.wanted) takenBefore.set(l.sku, (takenBefore.get(l.sku) ?? 0) + l.minor);
+        } catch (err) {
+          if (!(err instanceof BeyondAnyStock)) throw err;
+          beyond.set(err.shortfall.materialSku, err.shortfall);
+        }
+      }
+    // in the order of the lines, as the accept's stock_changed event lists them
+    return { lines: consuming.flatMap(({ index }) => byLine.get(index) ?? []), beyond: [...beyond.values()] };
+  }
+
   /** Materials whose lines, summed over every order line, need more than the location has. */
   private async materialShortfalls(lines: PlannedLine[], locationId: string): Promise<Shortfall[]> {
     if (!lines.length) return [];
@@ -192,11 +235,13 @@ export class OrderStock {
       if (at) at.total += l.minor;
       else bySku.set(l.sku, { ...l, total: l.minor });
     }
+    // lines that each fit may sum beyond what a stock can hold: such a material is checked at the
+    // most a stock holds (more than any location has) and shown short of the lines' whole sum
     const check = await planConsumption(this.tenantDb, {
       bom: null,
       modifierMaterials: [...bySku.values()].map((l) => ({
         sku: l.sku,
-        quantity: fromMinor(l.total, l.precision),
+        quantity: fromMinor(Math.min(l.total, MAX_MINOR), l.precision),
         unit: l.unit,
         times: 1,
       })),
@@ -204,7 +249,13 @@ export class OrderStock {
       locationId,
       allowSubstitutes: false,
     });
-    return check.shortfalls;
+    return check.shortfalls.map((f) => {
+      const l = bySku.get(f.materialSku);
+      if (!l || l.total <= MAX_MINOR) return f;
+      const required = fromMinor(l.total, l.precision);
+      const error = `Not enough ${f.materialSku} at ${locationId}: ${f.available} ${f.unit} available, ${required} ${f.unit} required`;
+      return { ...f, required, error };
+    });
   }
 
   /** Takes each line's sale; a guarded line short by now is a 409 (the workflow puts back the others). */
@@ -399,11 +450,27 @@ export class OrderStock {
           e.details.consumptionId === effects.consumptionId,
       )
       .pop();
+    const materials = effects.consumptionId
+      ? ((taken?.details.materials as { sku: string; quantity: number; unit: string }[] | undefined) ?? [])
+      : [];
+    // a material deleted since the accept had nothing to go back into (ConsumptionEngine.putBack):
+    // it is named apart, not among the materials returned
+    const consumption = effects.consumptionId
+      ? await new ConsumptionEngine(this.tenantDb, this.actor).find(effects.consumptionId)
+      : null;
+    const gone = new Set(consumption?.notReturned ?? []);
     const ev = this.event(`${runId}:stock-returned`, 'stock_changed', {
       effect: 'returned',
       locationId: effects.locationId,
       sales: effects.sales.map((s) => ({ sku: s.sku, quantity: s.quantity, reason: 'return' })),
-      materials: effects.consumptionId ? ((taken?.details.materials as unknown[] | undefined) ?? []) : [],
+      materials: materials.filter((m) => !gone.has(m.sku)),
+      ...(gone.size
+        ? {
+            materialsNotReturned: materials
+              .filter((m) => gone.has(m.sku))
+              .map((m) => ({ ...m, reason: 'material deleted since the order was accepted' })),
+          }
+        : {}),
       consumptionId: effects.consumptionId,
     });
     await this.orders.updateOne(
