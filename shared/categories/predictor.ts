@@ -109,8 +109,9 @@ function readGeneric(body: unknown): CategorySuggestion[] {
 /**
  * Whether a suggestion is a category an assignment can hold (the limits of POST
  * /products/marketplace-categories): one that is not would be refused if a client sent it back,
- * and a publication would store it unchecked, so it is left out of the answer (an answer of only
- * such suggestions is one we cannot use: an error, never an empty success).
+ * and a publication would store it unchecked, so it is left out of the answer: an answer of only
+ * such suggestions is one where nothing fits (a store sends the product without a category, a
+ * marketplace fails it CATEGORY_NOT_FOUND).
  */
 function assignable(s: CategorySuggestion): boolean {
   return (
@@ -200,11 +201,6 @@ export async function predictCategories(r: PredictRequest): Promise<CategorySugg
       throw unreadable('not JSON');
     }
     const suggestions = r.channelType === 'mercadolibre' ? readMercadoLibre(body) : readGeneric(body);
-    const kept = suggestions.filter(assignable);
-    if (suggestions.length && !kept.length)
-      throw unreadable(
-        `no suggestion is a category an assignment can hold (an id of at most ${CATEGORY_ID_MAX} characters, a name of at most ${CATEGORY_NAME_MAX}, a path of at most ${CATEGORY_PATH_MAX_DEPTH} levels)`,
-      );
-    return kept.slice(0, r.limit);
+    return suggestions.filter(assignable).slice(0, r.limit);
   }
 }
