@@ -26,7 +26,8 @@ export function presentPublicationJob(job: JobRecord, progress?: PublicationProg
     failed: live?.failed ?? r.failed ?? 0,
     skipped: live?.skipped ?? r.skipped ?? 0,
     // a cancelled job's says how far it got
-    percent: live?.percent ?? (typeof r.percent === 'number' ? r.percent : isFinished(job.status) ? 100 : 0),
+    // a job settled before its counts were recorded (recordItemCounts) says 100 only if completed
+    percent: live?.percent ?? (typeof r.percent === 'number' ? r.percent : job.status === 'completed' ? 100 : 0),
     cancelReason: live?.cancelReason ?? r.cancelReason ?? null,
     createdAt: job.createdAt,
     finishedAt: job.finishedAt,
